@@ -1,0 +1,27 @@
+/** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
+import { areas, type AppContext } from './areas/index.js';
+import type { ServerConfig } from './config.js';
+import { startHttpServer, type RunningServer } from './http/server.js';
+import { openRegistry } from './registry/registry.js';
+
+export async function startServer(location: string, config: ServerConfig): Promise<RunningServer> {
+  const registry = await openRegistry(location);
+  const cleanups: Array<() => void | Promise<void>> = [];
+  const app: AppContext = { registry, config, onClose: (fn) => cleanups.push(fn) };
+  try {
+    const routes = areas.flatMap((area) => area.routes(app));
+    const server = await startHttpServer(routes, config);
+    return {
+      ...server,
+      async close() {
+        await server.close();
+        for (const fn of cleanups.reverse()) await fn();
+        await registry.close();
+      },
+    };
+  } catch (e) {
+    for (const fn of cleanups.reverse()) await fn();
+    await registry.close();
+    throw e;
+  }
+}

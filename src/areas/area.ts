@@ -1,0 +1,33 @@
+/**
+ * What an area (datasets, references, variants, RNA, peers) plugs into the server and the CLI: its
+ * schema migrations, its routes, its `repo` commands, and what it shows in `repo list` / `repo check`.
+ */
+import type { Command } from 'commander';
+import type { ServerConfig } from '../config.js';
+import type { Route } from '../http/router.js';
+import type { Migration } from '../registry/migrations.js';
+import type { Registry } from '../registry/registry.js';
+
+export interface AppContext {
+  registry: Registry;
+  config: ServerConfig;
+  /** Registers cleanup to run when the server stops (open files, timers). */
+  onClose(fn: () => void | Promise<void>): void;
+}
+
+export interface InventorySection {
+  title: string;
+  columns: string[];
+  rows: string[][];
+}
+
+export interface Area {
+  name: string;
+  migrations: Migration[];
+  routes(app: AppContext): Route[];
+  /** Adds this area's subcommands to `ga4gh repo`. */
+  commands(repo: Command): void;
+  inventory?(registry: Registry): Promise<InventorySection[]>;
+  /** Opens every registered file and index; returns one line per problem found. */
+  check?(registry: Registry): Promise<string[]>;
+}

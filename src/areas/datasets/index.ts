@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
+import { withRegistry } from '../../registry/registry.js';
+import type { Area } from '../area.js';
+import { Dataset, SearchDatasetsRequest, SearchDatasetsResponse } from './messages.js';
+import { datasetService } from './service.js';
+import { addDataset, listDatasets, datasetMigrations, removeDataset } from './store.js';
+
+export const datasetsArea: Area = {
+  name: 'datasets',
+  migrations: datasetMigrations,
+
+  routes({ registry, config }) {
+    const service = datasetService(registry, config.paging);
+    return [
+      {
+        method: 'POST',
+        path: '/datasets/search',
+        request: SearchDatasetsRequest,
+        handle: async ({ body }) => pageReply(SearchDatasetsResponse, await service.search(body)),
+      },
+      {
+        method: 'GET',
+        path: '/datasets/{id}',
+        handle: async ({ params }) => recordReply(Dataset, await service.get(params.id)),
+      },
+    ];
+  },
+
+  commands(repo: Command) {
+    repo
+      .command('add-dataset')
+      .description('register a dataset, the container of variant sets and RNA quantification sets')
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<name>', 'dataset name')
+      .option('--description <text>', 'free-text description')
+      .action(
+        action(async (location: string, name: string, opts: { description?: string }) => {
+          await withRegistry(location, (registry) => addDataset(registry, name, opts.description));
+          say(`added dataset '${name}'`);
+        }),
+      );
+    repo
+      .command('remove-dataset')
+      .description('remove a dataset and everything registered under it')
+      .argument('<registry>')
+      .argument('<name>')
+      .action(
+        action(async (location: string, name: string) => {
+          await withRegistry(location, (registry) => removeDataset(registry, name));
+          say(`removed dataset '${name}'`);
+        }),
+      );
+  },
+
+  async inventory(registry) {
+    const rows = await listDatasets(registry, undefined, Number.MAX_SAFE_INTEGER);
+    return [{ title: 'Datasets', columns: ['name', 'description'], rows: rows.map((r) => [r.name, r.description ?? '']) }];
+  },
+};

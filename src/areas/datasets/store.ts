@@ -1,0 +1,65 @@
+/** Datasets in the registry: the table, its migration and its queries. */
+import type { Kysely } from 'kysely';
+import type { Migration } from '../../registry/migrations.js';
+import type { Registry } from '../../registry/registry.js';
+import { UserError } from '../../user-error.js';
+
+export interface DatasetTables {
+  dataset: {
+    name: string;
+    description: string | null;
+    created_at: string;
+  };
+}
+
+export const datasetMigrations: Migration[] = [
+  {
+    version: 1,
+    name: 'datasets',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('dataset')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('description', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+];
+
+export type DatasetRow = DatasetTables['dataset'];
+
+export async function addDataset(registry: Registry, name: string, description?: string): Promise<void> {
+  if (!name.trim()) throw new UserError('a dataset name must not be empty');
+  await registry.db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('dataset').select('name').where('name', '=', name).executeTakeFirst();
+    if (existing) throw new UserError(`dataset '${name}' already exists in ${registry.location}`);
+    await trx
+      .insertInto('dataset')
+      .values({ name, description: description ?? null, created_at: new Date().toISOString() })
+      .execute();
+  });
+}
+
+export async function getDataset(registry: Registry, name: string): Promise<DatasetRow | undefined> {
+  return registry.db.selectFrom('dataset').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+/** The dataset, or a UserError naming what exists: for loaders that attach things to a dataset. */
+export async function requireDataset(registry: Registry, name: string): Promise<DatasetRow> {
+  const row = await getDataset(registry, name);
+  if (!row) throw new UserError(`no dataset '${name}' in ${registry.location}; add it with: ga4gh repo add-dataset`);
+  return row;
+}
+
+export async function listDatasets(registry: Registry, after: string | undefined, limit: number): Promise<DatasetRow[]> {
+  let q = registry.db.selectFrom('dataset').selectAll().orderBy('name').limit(limit);
+  if (after !== undefined) q = q.where('name', '>', after);
+  return q.execute();
+}
+
+/** Removes a dataset. Tables that hang off a dataset reference it with ON DELETE CASCADE. */
+export async function removeDataset(registry: Registry, name: string): Promise<void> {
+  const result = await registry.db.deleteFrom('dataset').where('name', '=', name).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new UserError(`no dataset '${name}' in ${registry.location}`);
+}

@@ -1,0 +1,13 @@
+/** Every area of the service, in the order their routes, commands and listings appear. */
+import type { Migration } from '../registry/migrations.js';
+import type { Area } from './area.js';
+export type { AppContext, Area } from './area.js';
+import { datasetsArea } from './datasets/index.js';
+import { infoArea } from './info/index.js';
+import { referencesArea } from './references/index.js';
+
+export const areas: Area[] = [infoArea, datasetsArea, referencesArea];
+
+export function allMigrations(): Migration[] {
+  return areas.flatMap((a) => a.migrations).sort((a, b) => a.version - b.version);
+}

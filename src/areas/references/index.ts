@@ -1,0 +1,147 @@
+import type { Command } from 'commander';
+import { action, commaList, say } from '../../cli/output.js';
+import { GAException } from '../../protocol/errors.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
+import { withRegistry } from '../../registry/registry.js';
+import type { Area } from '../area.js';
+import { loadReferenceSet, type ReferenceSetOptions } from './loader.js';
+import {
+  ListReferenceBasesQuery,
+  ListReferenceBasesRequest,
+  ListReferenceBasesResponse,
+  Reference,
+  ReferenceSet,
+  SearchReferenceSetsRequest,
+  SearchReferenceSetsResponse,
+  SearchReferencesRequest,
+  SearchReferencesResponse,
+  type BasesRequest,
+} from './messages.js';
+import { SequenceFiles } from './sequences.js';
+import { referenceService } from './service.js';
+import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
+
+export const referencesArea: Area = {
+  name: 'references',
+  migrations: referenceMigrations,
+
+  routes({ registry, config }) {
+    const service = referenceService(registry, config, new SequenceFiles());
+    const bases = async (id: string, request: BasesRequest) => recordReply(ListReferenceBasesResponse, await service.listBases(id, request));
+    return [
+      {
+        method: 'POST',
+        path: '/referencesets/search',
+        request: SearchReferenceSetsRequest,
+        handle: async ({ body }) => pageReply(SearchReferenceSetsResponse, await service.searchReferenceSets(body)),
+      },
+      {
+        method: 'GET',
+        path: '/referencesets/{id}',
+        handle: async ({ params }) => recordReply(ReferenceSet, await service.getReferenceSet(params.id)),
+      },
+      {
+        method: 'POST',
+        path: '/references/search',
+        request: SearchReferencesRequest,
+        handle: async ({ body }) => pageReply(SearchReferencesResponse, await service.searchReferences(body)),
+      },
+      {
+        method: 'GET',
+        path: '/references/{id}',
+        handle: async ({ params }) => recordReply(Reference, await service.getReference(params.id)),
+      },
+      {
+        method: 'GET',
+        path: '/references/{id}/bases',
+        request: ListReferenceBasesQuery,
+        handle: async ({ params, body }) => bases(params.id, body),
+      },
+      {
+        method: 'POST',
+        path: '/references/{id}/bases',
+        request: ListReferenceBasesRequest,
+        handle: async ({ params, body }) => {
+          if (body.referenceId !== undefined && body.referenceId !== params.id) {
+            throw new GAException('invalidRequest', "field 'referenceId' differs from the reference id in the path");
+          }
+          return bases(params.id, body);
+        },
+      },
+      {
+        method: 'POST',
+        path: '/listreferencebases',
+        request: ListReferenceBasesRequest,
+        handle: async ({ body }) => {
+          if (body.referenceId === undefined) throw new GAException('missingField', "field 'referenceId' is required");
+          return bases(body.referenceId, body);
+        },
+      },
+    ];
+  },
+
+  commands(repo: Command) {
+    repo
+      .command('add-referenceset')
+      .description('register a FASTA file (plain with .fai, or bgzipped with .fai and .gzi) as a reference set')
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<fasta>', 'FASTA file; missing indexes are created beside it')
+      .option('--name <name>', 'set name (default: the file name without extensions)')
+      .option('--description <text>', 'free-text description')
+      .option('--assembly-id <id>', 'public assembly id, e.g. GRCh37')
+      .option('--species-term-id <curie>', 'species ontology term, e.g. NCBITaxon:9606')
+      .option('--species-term <label>', 'species label, e.g. "Homo sapiens"')
+      .option('--source-uri <uri>', 'where the FASTA came from')
+      .option('--source-accessions <list>', 'comma-separated accessions, with versions', commaList)
+      .option('--is-derived', 'the set adds or alters sequences of its source')
+      .action(
+        action(async (location: string, fasta: string, opts: ReferenceSetOptions) => {
+          const loaded = await withRegistry(location, (registry) => loadReferenceSet(registry, fasta, opts));
+          for (const file of loaded.createdIndexes) say(`created index ${file}`);
+          say(`added reference set '${loaded.name}': ${loaded.references} reference(s), md5 ${loaded.md5checksum}`);
+        }),
+      );
+    repo
+      .command('remove-referenceset')
+      .description('remove a reference set (refused while a variant set uses it)')
+      .argument('<registry>')
+      .argument('<name>')
+      .action(
+        action(async (location: string, name: string) => {
+          await withRegistry(location, (registry) => removeReferenceSet(registry, name));
+          say(`removed reference set '${name}'`);
+        }),
+      );
+  },
+
+  async inventory(registry) {
+    const sets = await listReferenceSets(registry, {}, undefined);
+    const rows: string[][] = [];
+    for (const set of sets) {
+      const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
+      rows.push([set.name, String(refs.length), set.assembly_id ?? '', set.md5checksum, set.fasta_path]);
+    }
+    return [{ title: 'Reference sets', columns: ['name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
+  },
+
+  async check(registry) {
+    const files = new SequenceFiles(1);
+    const problems: string[] = [];
+    for (const set of await listReferenceSets(registry, {}, undefined)) {
+      for (const ref of await listReferences(registry, { referenceSetName: set.name }, undefined)) {
+        const length = Number(ref.length);
+        try {
+          // The first and last bases prove the file, its index and the registered length agree.
+          if (length > 0) {
+            await files.bases(set, ref.name, 0, 1);
+            await files.bases(set, ref.name, length - 1, length);
+          }
+        } catch (e) {
+          problems.push(`reference set '${set.name}', reference '${ref.name}': ${(e as Error).message} (${set.fasta_path})`);
+          break;
+        }
+      }
+    }
+    return problems;
+  },
+};

@@ -1,0 +1,122 @@
+/**
+ * `repo add-referenceset`: reads a FASTA once, checks or creates its indexes beside it, and records the
+ * set and its references (with checksums computed from the sequence) in one transaction.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Registry } from '../../registry/registry.js';
+import { UserError } from '../../user-error.js';
+import { faiText, gziBytes, parseFai, parseGzi, scanFasta, type FastaScan } from './fasta-scan.js';
+import { getReferenceSetRow, insertReferenceSet } from './store.js';
+
+export interface ReferenceSetOptions {
+  name?: string;
+  description?: string;
+  assemblyId?: string;
+  speciesTermId?: string;
+  speciesTerm?: string;
+  sourceUri?: string;
+  sourceAccessions?: string[];
+  isDerived?: boolean;
+}
+
+export interface LoadedReferenceSet {
+  name: string;
+  md5checksum: string;
+  references: number;
+  createdIndexes: string[];
+}
+
+/** The set name a FASTA file gives by default: its file name without extensions. */
+export function defaultSetName(fasta: string): string {
+  return path.basename(fasta).replace(/\.(gz|bgz|bgzf)$/i, '').replace(/\.(fa|fasta|fna|fas|seq)$/i, '');
+}
+
+/** Spec 2.3: MD5 of the sorted reference checksums, concatenated. */
+export function referenceSetChecksum(referenceChecksums: string[]): string {
+  return createHash('md5').update([...referenceChecksums].sort().join('')).digest('hex');
+}
+
+function writeIndex(file: string, content: string | Buffer, created: string[]): void {
+  try {
+    fs.writeFileSync(file, content, { flag: 'wx' });
+    created.push(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new UserError(
+      `the index ${file} is missing and cannot be created beside the FASTA (${code}); create it with samtools faidx, or make the folder writable`,
+    );
+  }
+}
+
+/** Checks an existing .fai against the scan, or writes one; the same for .gzi of BGZF files. */
+function ensureIndexes(fasta: string, scan: FastaScan): { fai: string; gzi: string | null; created: string[] } {
+  const created: string[] = [];
+  const fai = `${fasta}.fai`;
+  if (fs.existsSync(fai)) {
+    const entries = parseFai(fs.readFileSync(fai, 'utf8'), fai);
+    const same =
+      entries.length === scan.sequences.length &&
+      entries.every((e, i) => {
+        const s = scan.sequences[i];
+        return e.name === s.name && e.length === s.length && e.offset === s.offset && e.lineBases === s.lineBases && e.lineWidth === s.lineWidth;
+      });
+    if (!same) throw new UserError(`the index ${fai} does not match ${fasta} (out of date?); delete it and load again to rebuild it`);
+  } else {
+    writeIndex(fai, faiText(scan.sequences), created);
+  }
+  if (scan.compression === 'none') return { fai, gzi: null, created };
+  const gzi = `${fasta}.gzi`;
+  if (fs.existsSync(gzi)) {
+    if (!parseGzi(fs.readFileSync(gzi))) throw new UserError(`the index ${gzi} is not a valid .gzi file; delete it and load again to rebuild it`);
+  } else {
+    writeIndex(gzi, gziBytes(scan.gzi ?? []), created);
+  }
+  return { fai, gzi, created };
+}
+
+export async function loadReferenceSet(registry: Registry, fasta: string, options: ReferenceSetOptions): Promise<LoadedReferenceSet> {
+  if (!fs.existsSync(fasta)) throw new UserError(`no such file: ${fasta}`);
+  if ((options.speciesTermId === undefined) !== (options.speciesTerm === undefined)) {
+    throw new UserError('--species-term-id and --species-term go together: give both or neither');
+  }
+  const name = options.name ?? defaultSetName(fasta);
+  if (!name) throw new UserError(`cannot derive a reference set name from ${fasta}; give one with --name`);
+  if (await getReferenceSetRow(registry, name)) {
+    throw new UserError(`reference set '${name}' already exists in ${registry.location}; choose another with --name`);
+  }
+  const fastaPath = path.resolve(fasta);
+  const scan = scanFasta(fastaPath);
+  const indexes = ensureIndexes(fastaPath, scan);
+  const md5checksum = referenceSetChecksum(scan.sequences.map((s) => s.md5checksum));
+  try {
+    await insertReferenceSet(registry, {
+      set: {
+        name,
+        md5checksum,
+        description: options.description ?? null,
+        assembly_id: options.assemblyId ?? null,
+        species_term_id: options.speciesTermId ?? null,
+        species_term: options.speciesTerm ?? null,
+        source_uri: options.sourceUri ?? null,
+        source_accessions: JSON.stringify(options.sourceAccessions ?? []),
+        is_derived: options.isDerived ? 1 : 0,
+        fasta_path: fastaPath,
+        fai_path: indexes.fai,
+        gzi_path: indexes.gzi,
+      },
+      references: scan.sequences.map((s, ordinal) => ({
+        ordinal,
+        name: s.name,
+        length: s.length,
+        md5checksum: s.md5checksum,
+      })),
+    });
+  } catch (e) {
+    // Nothing was registered: leave no index behind that this load created.
+    for (const file of indexes.created) fs.rmSync(file, { force: true });
+    throw e;
+  }
+  return { name, md5checksum, references: scan.sequences.length, createdIndexes: indexes.created };
+}

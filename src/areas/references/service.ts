@@ -1,0 +1,157 @@
+/** The reference area: reference sets, references and their bases, as typed records and pages. */
+import { GAException, notFound } from '../../protocol/errors.js';
+import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import {
+  decodePageToken,
+  encodePageToken,
+  isNonNegativeInteger,
+  isString,
+  keysetCursor,
+  positionAs,
+  queryFingerprint,
+  type PageQuery,
+  type PagingLimits,
+} from '../../protocol/paging.js';
+import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import type { Registry } from '../../registry/registry.js';
+import type { BasesPage, BasesRequest, ReferenceRecord, ReferenceSetRecord } from './messages.js';
+import type { SequenceFiles } from './sequences.js';
+import {
+  getReferenceRow,
+  getReferenceSetRow,
+  listReferences,
+  listReferenceSets,
+  type ReferenceRow,
+  type ReferenceSetFilter,
+  type ReferenceSetRow,
+} from './store.js';
+
+export const referenceSetId = (name: string) => encodeId([name]);
+export const referenceId = (setName: string, name: string) => encodeId([setName, name]);
+
+function speciesOf(set: ReferenceSetRow) {
+  return set.species_term_id !== null ? { termId: set.species_term_id, term: set.species_term ?? '' } : undefined;
+}
+
+export function toReferenceSetRecord(set: ReferenceSetRow): ReferenceSetRecord {
+  return {
+    id: referenceSetId(set.name),
+    name: set.name,
+    md5checksum: set.md5checksum,
+    species: speciesOf(set),
+    description: set.description ?? undefined,
+    assemblyId: set.assembly_id ?? undefined,
+    sourceUri: set.source_uri ?? undefined,
+    sourceAccessions: JSON.parse(set.source_accessions) as string[],
+    isDerived: Boolean(set.is_derived),
+  };
+}
+
+/** A reference inherits its species and derivation from its set; accessions are per set only. */
+export function toReferenceRecord(set: ReferenceSetRow, ref: ReferenceRow): ReferenceRecord {
+  return {
+    id: referenceId(set.name, ref.name),
+    length: Number(ref.length),
+    md5checksum: ref.md5checksum,
+    name: ref.name,
+    sourceAccessions: [],
+    isDerived: Boolean(set.is_derived),
+    species: speciesOf(set),
+  };
+}
+
+type ReferencePosition = [string, number];
+const isReferencePosition = (p: unknown): p is ReferencePosition =>
+  Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && isNonNegativeInteger(p[1]);
+
+export interface ReferenceServiceOptions {
+  paging: PagingLimits;
+  basesPageSize: number;
+}
+
+export function referenceService(registry: Registry, options: ReferenceServiceOptions, files: SequenceFiles) {
+  async function setNamed(id: string): Promise<ReferenceSetRow> {
+    const [name] = decodeId(id, IdKinds.referenceSet);
+    const set = await getReferenceSetRow(registry, name);
+    if (!set) throw notFound('reference set', id);
+    return set;
+  }
+
+  async function referenceNamed(id: string): Promise<{ set: ReferenceSetRow; ref: ReferenceRow }> {
+    const [setName, name] = decodeId(id, IdKinds.reference);
+    const [set, ref] = await Promise.all([getReferenceSetRow(registry, setName), getReferenceRow(registry, setName, name)]);
+    if (!set || !ref) throw notFound('reference', id);
+    return { set, ref };
+  }
+
+  return {
+    async searchReferenceSets(request: ReferenceSetFilter & PageQuery): Promise<SearchPage<ReferenceSetRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('referencesets', { ...request }, options.paging, isString);
+      const rows = await listReferenceSets(registry, request, after, pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, toReferenceSetRecord, (r) => r.name);
+    },
+
+    getReferenceSet: async (id: string) => toReferenceSetRecord(await setNamed(id)),
+
+    async searchReferences(
+      request: { referenceSetId?: string; md5checksum?: string; accession?: string } & PageQuery,
+    ): Promise<SearchPage<ReferenceRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('references', { ...request }, options.paging, isReferencePosition);
+      const set = request.referenceSetId !== undefined ? await setNamed(request.referenceSetId) : undefined;
+      // References carry no accessions of their own (only their set does), so that filter matches none.
+      const rows =
+        request.accession !== undefined
+          ? []
+          : await listReferences(registry, { referenceSetName: set?.name, md5checksum: request.md5checksum }, after, pageSize + 1);
+      const sets = new Map<string, ReferenceSetRow>(set ? [[set.name, set]] : []);
+      for (const row of rows) {
+        if (!sets.has(row.reference_set_name)) {
+          const owner = await getReferenceSetRow(registry, row.reference_set_name);
+          if (owner) sets.set(owner.name, owner);
+        }
+      }
+      return keysetPage(
+        rows,
+        pageSize,
+        fingerprint,
+        (row) => toReferenceRecord(sets.get(row.reference_set_name)!, row),
+        (row): ReferencePosition => [row.reference_set_name, row.ordinal],
+      );
+    },
+
+    async getReference(id: string): Promise<ReferenceRecord> {
+      const { set, ref } = await referenceNamed(id);
+      return toReferenceRecord(set, ref);
+    },
+
+    /**
+     * One page of bases. The token holds the offset to continue from and is bound to the reference and
+     * the requested range, so it cannot be replayed against another range.
+     */
+    async listBases(id: string, request: BasesRequest): Promise<BasesPage> {
+      const { set, ref } = await referenceNamed(id);
+      const length = Number(ref.length);
+      const start = request.start ?? 0;
+      const end = request.end ?? length;
+      if (start < 0 || end > length || end <= start) {
+        throw new GAException(
+          'rangeNotSatisfiable',
+          `range [${start}, ${end}) is outside reference '${ref.name}' of length ${length} (need 0 <= start < end <= length)`,
+        );
+      }
+      const fingerprint = queryFingerprint('bases', { id, start, end });
+      const offset = request.pageToken
+        ? positionAs(decodePageToken(request.pageToken, fingerprint), (p): p is number => isNonNegativeInteger(p) && p > start && p < end)
+        : start;
+      const pageEnd = Math.min(end, offset + options.basesPageSize);
+      const sequence = await files.bases(set, ref.name, offset, pageEnd);
+      return {
+        offset,
+        sequence,
+        nextPageToken: pageEnd < end ? encodePageToken(fingerprint, pageEnd) : undefined,
+      };
+    },
+  };
+}
+
+export type ReferenceService = ReturnType<typeof referenceService>;

@@ -1,0 +1,191 @@
+/** Reference sets and references in the registry: tables, migration and queries. */
+import type { Kysely } from 'kysely';
+import type { Migration } from '../../registry/migrations.js';
+import type { Registry } from '../../registry/registry.js';
+import { UserError } from '../../user-error.js';
+
+export interface ReferenceTables {
+  reference_set: {
+    name: string;
+    md5checksum: string;
+    description: string | null;
+    assembly_id: string | null;
+    species_term_id: string | null;
+    species_term: string | null;
+    source_uri: string | null;
+    /** JSON array of accessions. */
+    source_accessions: string;
+    is_derived: number;
+    fasta_path: string;
+    fai_path: string;
+    gzi_path: string | null;
+    created_at: string;
+  };
+  reference: {
+    reference_set_name: string;
+    /** Position in the FASTA file, from 0: references are listed in file order. */
+    ordinal: number;
+    name: string;
+    length: number;
+    md5checksum: string;
+  };
+  reference_set_accession: {
+    reference_set_name: string;
+    accession: string;
+  };
+}
+
+export const referenceMigrations: Migration[] = [
+  {
+    version: 2,
+    name: 'reference sets',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('reference_set')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('md5checksum', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('assembly_id', 'text')
+        .addColumn('species_term_id', 'text')
+        .addColumn('species_term', 'text')
+        .addColumn('source_uri', 'text')
+        .addColumn('source_accessions', 'text', (c) => c.notNull())
+        .addColumn('is_derived', 'integer', (c) => c.notNull())
+        .addColumn('fasta_path', 'text', (c) => c.notNull())
+        .addColumn('fai_path', 'text', (c) => c.notNull())
+        .addColumn('gzi_path', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('reference_set_md5').on('reference_set').column('md5checksum').execute();
+      await db.schema.createIndex('reference_set_assembly').on('reference_set').column('assembly_id').execute();
+      await db.schema
+        .createTable('reference')
+        .addColumn('reference_set_name', 'text', (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
+        .addColumn('ordinal', 'integer', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('length', 'bigint', (c) => c.notNull())
+        .addColumn('md5checksum', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('reference_pk', ['reference_set_name', 'ordinal'])
+        .addUniqueConstraint('reference_name_unique', ['reference_set_name', 'name'])
+        .execute();
+      await db.schema.createIndex('reference_md5').on('reference').column('md5checksum').execute();
+      await db.schema
+        .createTable('reference_set_accession')
+        .addColumn('reference_set_name', 'text', (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
+        .addColumn('accession', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('reference_set_accession_pk', ['reference_set_name', 'accession'])
+        .execute();
+      await db.schema.createIndex('reference_set_accession_by_value').on('reference_set_accession').column('accession').execute();
+    },
+  },
+];
+
+export type ReferenceSetRow = ReferenceTables['reference_set'];
+export type ReferenceRow = ReferenceTables['reference'];
+
+export interface NewReferenceSet {
+  set: Omit<ReferenceSetRow, 'created_at'>;
+  references: Array<Omit<ReferenceRow, 'reference_set_name'>>;
+}
+
+export async function insertReferenceSet(registry: Registry, input: NewReferenceSet): Promise<void> {
+  const { set, references } = input;
+  await registry.db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('reference_set').select('name').where('name', '=', set.name).executeTakeFirst();
+    if (existing) throw new UserError(`reference set '${set.name}' already exists in ${registry.location}`);
+    await trx.insertInto('reference_set').values({ ...set, created_at: new Date().toISOString() }).execute();
+    for (let i = 0; i < references.length; i += 500) {
+      await trx
+        .insertInto('reference')
+        .values(references.slice(i, i + 500).map((r) => ({ ...r, reference_set_name: set.name })))
+        .execute();
+    }
+    const accessions = [...new Set(JSON.parse(set.source_accessions) as string[])];
+    if (accessions.length) {
+      await trx
+        .insertInto('reference_set_accession')
+        .values(accessions.map((accession) => ({ reference_set_name: set.name, accession })))
+        .execute();
+    }
+  });
+}
+
+export async function getReferenceSetRow(registry: Registry, name: string): Promise<ReferenceSetRow | undefined> {
+  return registry.db.selectFrom('reference_set').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export interface ReferenceSetFilter {
+  md5checksum?: string;
+  accession?: string;
+  assemblyId?: string;
+}
+
+export async function listReferenceSets(
+  registry: Registry,
+  filter: ReferenceSetFilter,
+  after: string | undefined,
+  limit?: number,
+): Promise<ReferenceSetRow[]> {
+  let q = registry.db.selectFrom('reference_set').selectAll().orderBy('name');
+  if (filter.md5checksum !== undefined) q = q.where('md5checksum', '=', filter.md5checksum);
+  if (filter.assemblyId !== undefined) q = q.where('assembly_id', '=', filter.assemblyId);
+  if (filter.accession !== undefined) {
+    const accession = filter.accession;
+    q = q.where('name', 'in', (sub) =>
+      sub.selectFrom('reference_set_accession').select('reference_set_name').where('accession', '=', accession),
+    );
+  }
+  if (after !== undefined) q = q.where('name', '>', after);
+  if (limit !== undefined) q = q.limit(limit);
+  return q.execute();
+}
+
+export async function getReferenceRow(registry: Registry, setName: string, name: string): Promise<ReferenceRow | undefined> {
+  return registry.db
+    .selectFrom('reference')
+    .selectAll()
+    .where('reference_set_name', '=', setName)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+export interface ReferenceFilter {
+  referenceSetName?: string;
+  md5checksum?: string;
+}
+
+/** References in (set name, file order); `after` is the [set name, ordinal] of the last one seen. */
+export async function listReferences(
+  registry: Registry,
+  filter: ReferenceFilter,
+  after: [string, number] | undefined,
+  limit?: number,
+): Promise<ReferenceRow[]> {
+  let q = registry.db.selectFrom('reference').selectAll().orderBy('reference_set_name').orderBy('ordinal');
+  if (filter.referenceSetName !== undefined) q = q.where('reference_set_name', '=', filter.referenceSetName);
+  if (filter.md5checksum !== undefined) q = q.where('md5checksum', '=', filter.md5checksum);
+  if (after !== undefined) {
+    const [setName, ordinal] = after;
+    q = q.where((eb) =>
+      eb.or([
+        eb('reference_set_name', '>', setName),
+        eb.and([eb('reference_set_name', '=', setName), eb('ordinal', '>', ordinal)]),
+      ]),
+    );
+  }
+  if (limit !== undefined) q = q.limit(limit);
+  return q.execute();
+}
+
+export async function removeReferenceSet(registry: Registry, name: string): Promise<void> {
+  try {
+    const result = await registry.db.deleteFrom('reference_set').where('name', '=', name).executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) throw new UserError(`no reference set '${name}' in ${registry.location}`);
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    if (/foreign key/i.test((e as Error).message)) {
+      throw new UserError(`reference set '${name}' is used by a registered variant set; remove that first`);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,160 @@
+/** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
+import { Command, InvalidArgumentError } from 'commander';
+import { startServer } from '../app.js';
+import { areas } from '../areas/index.js';
+import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
+import { initRegistry, migrate, openRegistry, pendingMigrationsOf, withRegistry } from '../registry/registry.js';
+import { allMigrations } from '../areas/index.js';
+import { UserError } from '../user-error.js';
+import { action, formatTable, say } from './output.js';
+
+function integerOption(min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    return n;
+  };
+}
+
+function repoCommands(program: Command): void {
+  const repo = program.command('repo').description('create a registry and register files in it');
+
+  repo
+    .command('init')
+    .description('create a registry (a SQLite file, or a postgres:// URL), or bring one up to date')
+    .argument('<registry>')
+    .action(
+      action(async (location: string) => {
+        const registry = await initRegistry(location);
+        await registry.close();
+        say(`registry ready at ${location}`);
+      }),
+    );
+
+  repo
+    .command('migrate')
+    .description('apply pending schema migrations to an existing registry')
+    .argument('<registry>')
+    .action(
+      action(async (location: string) => {
+        const registry = await initRegistry(location);
+        try {
+          const pending = await pendingMigrationsOf(registry);
+          const applied = await migrate(registry.db, allMigrations());
+          say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
+          if (pending?.length) say(`(${pending.length} were pending)`);
+        } finally {
+          await registry.close();
+        }
+      }),
+    );
+
+  repo
+    .command('list')
+    .description('show what is registered')
+    .argument('<registry>')
+    .option('--json', 'print JSON instead of tables')
+    .action(
+      action(async (location: string, opts: { json?: boolean }) => {
+        const sections = await withRegistry(location, async (registry) => {
+          const out = [];
+          for (const area of areas) if (area.inventory) out.push(...(await area.inventory(registry)));
+          return out;
+        });
+        if (opts.json) {
+          const json = Object.fromEntries(
+            sections.map((s) => [s.title, s.rows.map((row) => Object.fromEntries(s.columns.map((c, i) => [c, row[i]])))]),
+          );
+          say(JSON.stringify(json, null, 2));
+          return;
+        }
+        say(sections.map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows) : '  (none)'}`).join('\n\n'));
+      }),
+    );
+
+  repo
+    .command('check')
+    .description('open every registered file and index; exit 1 if any problem is found')
+    .argument('<registry>')
+    .action(
+      action(async (location: string) => {
+        const problems = await withRegistry(location, async (registry) => {
+          const found: string[] = [];
+          for (const area of areas) if (area.check) found.push(...(await area.check(registry)));
+          return found;
+        });
+        if (problems.length) {
+          for (const p of problems) process.stderr.write(`problem: ${p}\n`);
+          throw new UserError(`${problems.length} problem(s) found in ${location}`);
+        }
+        say(`all registered files of ${location} are readable`);
+      }),
+    );
+
+  for (const area of areas) area.commands(repo);
+}
+
+function serveCommand(program: Command): void {
+  const defaults = defaultServerConfig();
+  program
+    .command('serve')
+    .description('serve a registry over HTTP')
+    .argument('<registry>')
+    .option('--host <host>', 'address to listen on', defaults.host)
+    .option('--port <port>', 'port to listen on (0: any free port)', integerOption(0), defaults.port)
+    .option('--default-page-size <n>', 'records per page when a request gives no pageSize', integerOption(1), defaults.paging.defaultPageSize)
+    .option('--max-page-size <n>', 'largest pageSize honoured (larger ones are clamped)', integerOption(1), defaults.paging.maxPageSize)
+    .option('--page-byte-budget <bytes>', 'a page ends early once its records pass this size', integerOption(1), defaults.paging.pageByteBudget)
+    .option('--bases-page-size <n>', 'bases per page of ListReferenceBases', integerOption(1), defaults.basesPageSize)
+    .option('--body-limit <bytes>', 'largest request body accepted', integerOption(1), defaults.bodyLimit)
+    .option('--naming <form>', 'answer every request in this naming form: camel or snake')
+    .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
+    .option('--access-log', 'log one line per request to standard error')
+    .action(
+      action(async (location: string, opts: Record<string, any>) => {
+        if (opts.naming !== undefined && opts.naming !== 'camel' && opts.naming !== 'snake') {
+          throw new UserError(`--naming must be camel or snake, not ${opts.naming}`);
+        }
+        const config: ServerConfig = {
+          ...defaults,
+          host: opts.host,
+          port: opts.port,
+          paging: { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize, pageByteBudget: opts.pageByteBudget },
+          basesPageSize: opts.basesPageSize,
+          bodyLimit: opts.bodyLimit,
+          cors: opts.cors,
+          forceForm: opts.naming,
+          accessLog: Boolean(opts.accessLog),
+        };
+        let server;
+        try {
+          server = await startServer(location, config);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE') throw new UserError(`${config.host}:${config.port} is already in use; choose another --port`);
+          if (code === 'EADDRNOTAVAIL' || code === 'EACCES') throw new UserError(`cannot listen on ${config.host}:${config.port} (${code})`);
+          throw e;
+        }
+        say(`serving ${location} at ${server.url}`);
+        const stop = async () => {
+          await server.close();
+          process.exit(0);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      }),
+    );
+}
+
+export function buildProgram(): Command {
+  const program = new Command('ga4gh')
+    .description('register genomic files and serve them over the GA4GH 0.6.0a10 HTTP/JSON interface')
+    .version(SERVER_VERSION)
+    .showHelpAfterError(false)
+    .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
+  repoCommands(program);
+  serveCommand(program);
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);

@@ -1,0 +1,42 @@
+/** How CLI commands report: one line per problem, non-zero exit, never a stack trace for user errors. */
+import { UserError } from '../user-error.js';
+
+export function reportFailure(error: unknown): void {
+  if (error instanceof UserError) {
+    process.stderr.write(`ga4gh: ${error.message}\n`);
+    process.exitCode = 1;
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`ga4gh: unexpected error: ${message.split('\n')[0]}\n`);
+    if (process.env.GA4GH_DEBUG) console.error(error);
+    process.exitCode = 2;
+  }
+}
+
+/** Wraps a command's action so that any failure becomes one line on standard error. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (e) {
+      reportFailure(e);
+    }
+  };
+}
+
+export function say(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+export function formatTable(columns: string[], rows: string[][]): string {
+  const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i])).join('  ').trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** Parses `--source-accessions A,B` style lists. */
+export const commaList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

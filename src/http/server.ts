@@ -1,0 +1,236 @@
+/**
+ * The HTTP layer: reads bodies, matches routes, writes replies and errors. Thin by design: the wire
+ * rules live in the protocol layer and the answers in the services. Plain node:http, because the
+ * protocol layer already validates both naming forms (which JSON-schema validators cannot express)
+ * and node:http measured fastest here for small requests.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ServerConfig } from '../config.js';
+import { GAException } from '../protocol/errors.js';
+import { writeError, writeSearchPage, type Reply } from '../protocol/reply.js';
+import { parseMessage, writeMessage, type NamingForm } from '../protocol/schema.js';
+import { Router, type Route } from './router.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Endpoints named in spec section 4.5 that this server does not serve: 501, not 404. */
+const NOT_IMPLEMENTED: Array<[string, string]> = [
+  ['POST', '/readgroupsets/search'],
+  ['GET', '/readgroupsets/{id}'],
+  ['GET', '/readgroups/{id}'],
+  ['POST', '/reads/search'],
+  ['POST', '/featuresets/search'],
+  ['GET', '/featuresets/{id}'],
+  ['POST', '/features/search'],
+  ['GET', '/features/{id}'],
+  ['POST', '/continuoussets/search'],
+  ['GET', '/continuoussets/{id}'],
+  ['POST', '/continuous/search'],
+  ['POST', '/phenotypeassociationsets/search'],
+  ['POST', '/phenotypes/search'],
+  ['POST', '/featurephenotypeassociations/search'],
+  ['POST', '/variantannotationsets/search'],
+  ['GET', '/variantannotationsets/{id}'],
+  ['POST', '/variantannotations/search'],
+  ['POST', '/individuals/search'],
+  ['GET', '/individuals/{id}'],
+  ['POST', '/biosamples/search'],
+  ['GET', '/biosamples/{id}'],
+];
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export function buildRouter(routes: Route[]): Router {
+  const router = new Router();
+  for (const route of routes) router.add(route);
+  for (const [method, path] of NOT_IMPLEMENTED) {
+    if (router.has(path)) continue;
+    router.add({
+      method: method as 'GET' | 'POST',
+      path,
+      handle: async () => {
+        throw new GAException('notImplemented', `${method} ${path} is not implemented by this server`);
+      },
+    });
+  }
+  return router;
+}
+
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) {
+      reject(new GAException('bodyTooLarge', `request body is larger than the limit of ${limit} bytes`));
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new GAException('bodyTooLarge', `request body is larger than the limit of ${limit} bytes`));
+        req.resume();
+        req.removeAllListeners('data');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function decodeJsonBody(req: http.IncomingMessage, raw: Buffer): unknown {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return {};
+  const contentType = req.headers['content-type'];
+  if (contentType !== undefined) {
+    const mediaType = contentType.split(';')[0].trim().toLowerCase();
+    if (mediaType !== 'application/json') {
+      throw new GAException('unsupportedMediaType', `request body must be application/json, not ${mediaType || 'empty'}`);
+    }
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new GAException('malformedJson', `request body is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new GAException('malformedJson', 'request body must be a JSON object');
+  }
+  return value;
+}
+
+/** The naming form of a body before it is validated, so that even its errors answer in that form. */
+function guessForm(input: unknown): NamingForm {
+  const keys = Object.keys(input as object);
+  return keys.some((k) => k.includes('_')) && !keys.some((k) => /[A-Z]/.test(k)) ? 'snake' : 'camel';
+}
+
+function queryObject(url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) {
+    if (k in out) throw new GAException('duplicateField', `query parameter '${k}' is given twice`);
+    out[k] = v;
+  }
+  return out;
+}
+
+export function createHttpHandler(routes: Route[], config: ServerConfig) {
+  const router = buildRouter(routes);
+
+  function send(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) {
+    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
+    res.end(body);
+  }
+
+  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<void> {
+    switch (reply.kind) {
+      case 'record':
+        return send(res, 200, writeMessage(reply.desc, reply.value as Record<string, unknown>, form));
+      case 'page':
+        return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
+      case 'stream': {
+        res.writeHead(200, { 'content-type': JSON_TYPE });
+        await reply.write(
+          {
+            write: (text) => {
+              if (!res.write(text)) return new Promise((resolve) => res.once('drain', resolve));
+            },
+          },
+          form,
+        );
+        res.end();
+      }
+    }
+  }
+
+  return async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint();
+    let form: NamingForm = config.forceForm ?? 'camel';
+    if (config.cors) res.setHeader('access-control-allow-origin', '*');
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = req.method ?? 'GET';
+      if (method === 'OPTIONS' && config.cors) {
+        res.writeHead(204, {
+          'access-control-allow-methods': 'GET, POST, OPTIONS',
+          'access-control-allow-headers': req.headers['access-control-request-headers'] ?? 'content-type',
+          'access-control-max-age': '86400',
+        });
+        res.end();
+        return;
+      }
+      const match = router.match(method, url.pathname);
+      if (match.kind === 'none') throw new GAException('noSuchPath', `no endpoint at ${url.pathname}`);
+      if (match.kind === 'wrongMethod') {
+        res.setHeader('allow', match.allowed.join(', '));
+        throw new GAException('methodNotAllowed', `${method} is not allowed on ${url.pathname}; use ${match.allowed.join(' or ')}`);
+      }
+      const { route, params } = match;
+      let input: unknown = {};
+      if (method === 'POST') input = decodeJsonBody(req, await readBody(req, config.bodyLimit));
+      else {
+        input = queryObject(url);
+        if (!route.request && Object.keys(input as object).length) {
+          throw new GAException('unknownField', `${url.pathname} takes no query parameters`);
+        }
+        req.resume();
+      }
+      let body: unknown = input;
+      if (!config.forceForm) form = guessForm(input);
+      if (route.request) {
+        const parsed = parseMessage(route.request, input);
+        body = parsed.value;
+        form = config.forceForm ?? parsed.form;
+      }
+      const reply = await route.handle({
+        params,
+        body,
+        form,
+        remote: { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '') },
+      });
+      await writeReply(res, reply, form);
+    } catch (err) {
+      const error =
+        err instanceof GAException ? err : new GAException('internal', 'internal server error; the fault is logged');
+      if (!(err instanceof GAException)) console.error(`internal error on ${req.method} ${req.url}:`, err);
+      if (res.headersSent) res.destroy();
+      else send(res, error.status, writeError(error, form));
+    } finally {
+      if (config.accessLog) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(1)}ms\n`);
+      }
+    }
+  };
+}
+
+export function startHttpServer(routes: Route[], config: ServerConfig): Promise<RunningServer> {
+  const handler = createHttpHandler(routes, config);
+  const server = http.createServer((req, res) => void handler(req, res));
+  server.keepAliveTimeout = 5000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      const { port } = server.address() as AddressInfo;
+      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+      resolve({
+        url: `http://${host}:${port}`,
+        port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * GAException and the stable error codes of this server. Every failure a client can cause maps to one
+ * of these kinds; the HTTP layer writes `{errorCode, message}` with the kind's status.
+ */
+export const ErrorKind = {
+  invalidRequest: { code: 1, status: 400 },
+  unknownField: { code: 2, status: 400 },
+  malformedJson: { code: 3, status: 400 },
+  invalidPageToken: { code: 4, status: 400 },
+  missingField: { code: 5, status: 400 },
+  duplicateField: { code: 6, status: 400 },
+  notFound: { code: 10, status: 404 },
+  noSuchPath: { code: 11, status: 404 },
+  methodNotAllowed: { code: 12, status: 405 },
+  bodyTooLarge: { code: 13, status: 413 },
+  unsupportedMediaType: { code: 14, status: 415 },
+  rangeNotSatisfiable: { code: 15, status: 416 },
+  tooManyRequests: { code: 16, status: 429 },
+  internal: { code: 20, status: 500 },
+  notImplemented: { code: 21, status: 501 },
+  unavailable: { code: 22, status: 503 },
+} as const;
+
+export type ErrorKindName = keyof typeof ErrorKind;
+
+export class GAException extends Error {
+  readonly status: number;
+  readonly code: number;
+  /** Extra top-level fields some replies carry beside the error (AnnouncePeerResponse's success). */
+  readonly extra?: Readonly<Record<string, boolean | string | number>>;
+
+  constructor(kind: ErrorKindName, message: string, extra?: Record<string, boolean | string | number>) {
+    super(message);
+    this.name = 'GAException';
+    this.status = ErrorKind[kind].status;
+    this.code = ErrorKind[kind].code;
+    this.extra = extra;
+  }
+}
+
+export const invalid = (message: string) => new GAException('invalidRequest', message);
+export const notFound = (what: string, id: string) =>
+  new GAException('notFound', `no ${what} with id '${id}'`);

@@ -1,0 +1,51 @@
+/**
+ * Ids are the URL-safe base64 (no padding) of a JSON array of local names, e.g. a reference is
+ * `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
+ */
+import { notFound } from './errors.js';
+
+export interface IdKind {
+  /** What the id names, for messages: "reference set". */
+  readonly label: string;
+  /** How many names the array holds. */
+  readonly parts: number;
+}
+
+export const IdKinds = {
+  dataset: { label: 'dataset', parts: 1 },
+  referenceSet: { label: 'reference set', parts: 1 },
+  reference: { label: 'reference', parts: 2 },
+  variantSet: { label: 'variant set', parts: 3 },
+  callSet: { label: 'call set', parts: 4 },
+  variant: { label: 'variant', parts: 6 },
+  rnaQuantificationSet: { label: 'RNA quantification set', parts: 2 },
+  rnaQuantification: { label: 'RNA quantification', parts: 3 },
+  expressionLevel: { label: 'expression level', parts: 4 },
+} as const satisfies Record<string, IdKind>;
+
+export function encodeId(names: readonly string[]): string {
+  return Buffer.from(JSON.stringify(names), 'utf8').toString('base64url');
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/** Decodes an id strictly; anything but a canonical id of the right kind is a 404 naming the id. */
+export function decodeId(id: string, kind: IdKind): string[] {
+  const fail = () => notFound(kind.label, id);
+  if (typeof id !== 'string' || id.length === 0 || id.length > 4096 || !BASE64URL.test(id)) throw fail();
+  let names: unknown;
+  try {
+    names = JSON.parse(Buffer.from(id, 'base64url').toString('utf8'));
+  } catch {
+    throw fail();
+  }
+  if (
+    !Array.isArray(names) ||
+    names.length !== kind.parts ||
+    !names.every((n) => typeof n === 'string') ||
+    encodeId(names) !== id
+  ) {
+    throw fail();
+  }
+  return names;
+}

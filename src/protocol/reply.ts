@@ -1,0 +1,109 @@
+/**
+ * What a handler answers: a record, a page of a search, or a stream of JSON text for replies too large
+ * to build in memory. The HTTP layer writes them; this module knows how, not where.
+ */
+import { GAException } from './errors.js';
+import { encodePageToken, type PagingLimits } from './paging.js';
+import { message, snakeName, t, writeMessage, type MessageDesc, type NamingForm } from './schema.js';
+
+export interface JsonSink {
+  /** Writes text; resolves when the sink can take more (backpressure). */
+  write(text: string): void | Promise<void>;
+}
+
+/** The response message of a search: one list of records and the continuation token. */
+export interface SearchResponseDesc {
+  desc: MessageDesc;
+  listField: string;
+  item: MessageDesc;
+  listKey: Record<NamingForm, string>;
+  tokenKey: Record<NamingForm, string>;
+}
+
+export function searchResponse(name: string, listField: string, item: MessageDesc): SearchResponseDesc {
+  return {
+    desc: message(name, { [listField]: t.list(t.msg(() => item)), nextPageToken: t.string }),
+    listField,
+    item,
+    listKey: { camel: JSON.stringify(listField), snake: JSON.stringify(snakeName(listField)) },
+    tokenKey: { camel: '"nextPageToken"', snake: '"next_page_token"' },
+  };
+}
+
+/** One page of a search as a service returns it: records in order, each with the position after it. */
+export interface SearchPage<T> {
+  records: T[];
+  /** The cursor position just after records[i], to continue from there. */
+  positionAfter(index: number): unknown;
+  /** Whether any record follows the last one given. */
+  more: boolean;
+  /** The query fingerprint the tokens are bound to. */
+  fingerprint: string;
+}
+
+export type Reply =
+  | { kind: 'record'; desc: MessageDesc; value: object }
+  | { kind: 'page'; response: SearchResponseDesc; page: SearchPage<object> }
+  | { kind: 'stream'; write(sink: JsonSink, form: NamingForm): Promise<void> };
+
+export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
+export const pageReply = <T extends object>(response: SearchResponseDesc, page: SearchPage<T>): Reply => ({
+  kind: 'page',
+  response,
+  page: page as SearchPage<object>,
+});
+
+/**
+ * Writes a search page, stopping early when the serialized records pass the byte budget; the token
+ * then continues after the last record written. Look-ahead: no token when nothing follows.
+ */
+export function writeSearchPage(
+  response: SearchResponseDesc,
+  page: SearchPage<object>,
+  form: NamingForm,
+  limits: PagingLimits,
+): string {
+  const parts: string[] = [];
+  let bytes = 0;
+  let written = 0;
+  for (const record of page.records) {
+    const text = writeMessage(response.item, record as Record<string, unknown>, form);
+    parts.push(text);
+    bytes += text.length;
+    written++;
+    if (bytes >= limits.pageByteBudget) break;
+  }
+  const more = written < page.records.length || page.more;
+  let out = '{' + response.listKey[form] + ':[' + parts.join(',') + ']';
+  if (more && written > 0) {
+    out += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(page.fingerprint, page.positionAfter(written - 1)));
+  }
+  return out + '}';
+}
+
+export function writeError(error: GAException, form: NamingForm): string {
+  const body: Record<string, unknown> = { ...error.extra };
+  body[form === 'snake' ? 'error_code' : 'errorCode'] = error.code;
+  body.message = error.message;
+  return JSON.stringify(body);
+}
+
+/**
+ * A keyset page: the store fetched up to pageSize + 1 rows after the token's position, so whether
+ * another page follows is known without a second query (look-ahead).
+ */
+export function keysetPage<Row, T>(
+  rows: Row[],
+  pageSize: number,
+  fingerprint: string,
+  toRecord: (row: Row) => T,
+  keyOf: (row: Row) => unknown,
+): SearchPage<T> {
+  const kept = rows.slice(0, pageSize);
+  return {
+    records: kept.map(toRecord),
+    positionAfter: (i) => keyOf(kept[i]),
+    more: rows.length > pageSize,
+    fingerprint,
+  };
+}

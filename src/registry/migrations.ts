@@ -1,0 +1,51 @@
+/**
+ * Versioned schema migrations. Each area owns its own, with version numbers that never change once
+ * released; the registry records which have run, so `repo migrate` and `serve` know where it stands.
+ */
+import { sql, type Kysely } from 'kysely';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: Kysely<any>): Promise<void>;
+}
+
+export const MIGRATIONS_TABLE = 'ga4gh_schema_version';
+
+export async function appliedVersions(db: Kysely<any>): Promise<Set<number> | undefined> {
+  try {
+    const rows = await db.selectFrom(MIGRATIONS_TABLE).select('version').execute();
+    return new Set(rows.map((r) => Number(r.version)));
+  } catch {
+    return undefined; // no such table: not a registry (yet)
+  }
+}
+
+export function pendingMigrations(all: Migration[], applied: Set<number>): Migration[] {
+  return all.filter((m) => !applied.has(m.version)).sort((a, b) => a.version - b.version);
+}
+
+/** Runs the pending migrations, each in its own transaction, and returns the ones applied. */
+export async function migrate(db: Kysely<any>, all: Migration[]): Promise<Migration[]> {
+  await db.schema
+    .createTable(MIGRATIONS_TABLE)
+    .ifNotExists()
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('applied_at', 'text', (c) => c.notNull())
+    .execute();
+  const pending = pendingMigrations(all, (await appliedVersions(db)) ?? new Set());
+  for (const m of pending) {
+    await db.transaction().execute(async (trx) => {
+      await m.up(trx);
+      await trx
+        .insertInto(MIGRATIONS_TABLE)
+        .values({ version: m.version, name: m.name, applied_at: new Date().toISOString() })
+        .execute();
+    });
+  }
+  return pending;
+}
+
+/** `CURRENT_TIMESTAMP` text default, the same on SQLite and PostgreSQL. */
+export const nowDefault = sql`CURRENT_TIMESTAMP`;

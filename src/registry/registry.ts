@@ -1,0 +1,105 @@
+/**
+ * The registry: where datasets, reference metadata, variant sets, RNA expression rows and peers are
+ * recorded. An embedded SQLite file by default; the same queries run on PostgreSQL (a `postgres://`
+ * URL) through Kysely, where only the dialect differs.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { allMigrations } from '../areas/index.js';
+import { UserError } from '../user-error.js';
+import { appliedVersions, migrate, pendingMigrations, type Migration } from './migrations.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Registry {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** Where it lives, as the user named it. */
+  location: string;
+  close(): Promise<void>;
+}
+
+export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//i.test(location);
+
+// pg returns int8 and numeric as strings; every such column here holds values far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+function connect(location: string, create: boolean): Registry {
+  if (isPostgresUrl(location)) {
+    const pool = new pg.Pool({ connectionString: location, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', location, close: () => db.destroy() };
+  }
+  if (!create && !fs.existsSync(location)) {
+    throw new UserError(`no registry at ${location}; create one with: ga4gh repo init ${location}`);
+  }
+  if (create) fs.mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
+  let sqlite: BetterSqlite3.Database;
+  try {
+    sqlite = new BetterSqlite3(location);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+  } catch (e) {
+    throw new UserError(`cannot open registry ${location}: ${(e as Error).message}`);
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', location, close: () => db.destroy() };
+}
+
+async function pendingOf(registry: Registry): Promise<Migration[] | undefined> {
+  const applied = await appliedVersions(registry.db);
+  return applied && pendingMigrations(allMigrations(), applied);
+}
+
+/** Creates the registry (or brings an existing one up to date) and returns it open. */
+export async function initRegistry(location: string): Promise<Registry> {
+  const registry = connect(location, true);
+  try {
+    await migrate(registry.db, allMigrations());
+  } catch (e) {
+    await registry.close();
+    throw new UserError(`cannot initialise registry ${location}: ${(e as Error).message}`);
+  }
+  return registry;
+}
+
+/** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */
+export async function openRegistry(location: string): Promise<Registry> {
+  const registry = connect(location, false);
+  let pending: Migration[] | undefined;
+  try {
+    pending = await pendingOf(registry);
+  } catch (e) {
+    await registry.close();
+    throw new UserError(`cannot open registry ${location}: ${(e as Error).message}`);
+  }
+  if (pending === undefined) {
+    await registry.close();
+    throw new UserError(`${location} is not an initialised registry; run: ga4gh repo init ${location}`);
+  }
+  if (pending.length) {
+    await registry.close();
+    throw new UserError(
+      `registry ${location} needs ${pending.length} schema migration(s) (${pending.map((m) => m.name).join(', ')}); run: ga4gh repo migrate ${location}`,
+    );
+  }
+  return registry;
+}
+
+/** Runs `fn` with an open registry and closes it afterwards, whatever happens. */
+export async function withRegistry<T>(location: string, fn: (registry: Registry) => Promise<T>): Promise<T> {
+  const registry = await openRegistry(location);
+  try {
+    return await fn(registry);
+  } finally {
+    await registry.close();
+  }
+}
+
+export { migrate, pendingOf as pendingMigrationsOf };

@@ -1,0 +1,125 @@
+/** Shared test tools: temporary folders, fixtures, the real CLI, and a real server on a loopback port. */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../src/app.js';
+import { defaultServerConfig, type ServerConfig } from '../src/config.js';
+import { initRegistry, type Registry } from '../src/registry/registry.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const TESTDATA = path.join(ROOT, 'testdata');
+
+/** A fresh temporary folder, removed when the test file ends. */
+export function tempDir(prefix = 'ga4gh-test-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Copies files or folders from testdata/ into `dir` (so loaders may write indexes beside them). */
+export function copyFixture(relative: string, dir: string): string {
+  const target = path.join(dir, path.basename(relative));
+  fs.cpSync(path.join(TESTDATA, relative), target, { recursive: true });
+  for (const f of fs.statSync(target).isDirectory() ? fs.readdirSync(target).map((n) => path.join(target, n)) : [target]) {
+    fs.chmodSync(f, 0o644);
+  }
+  return target;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs bin/ga4gh as a user would. */
+export function runCli(...args: string[]): CliResult {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args], { encoding: 'utf8' });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A new, migrated registry file in `dir`, open. Closed when the test file ends. */
+export async function newRegistry(dir: string, name = 'registry.sqlite'): Promise<{ location: string; registry: Registry }> {
+  const location = path.join(dir, name);
+  const registry = await initRegistry(location);
+  after(() => registry.close());
+  return { location, registry };
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+export interface TestServer {
+  url: string;
+  get(pathAndQuery: string, headers?: Record<string, string>): Promise<HttpResult>;
+  post(pathName: string, body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  close(): Promise<void>;
+}
+
+async function toResult(res: Response): Promise<HttpResult> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Starts the real server on a free loopback port over the registry at `location`. */
+export async function startTestServer(location: string, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
+  const server = await startServer(location, { ...defaultServerConfig(), port: 0, ...overrides });
+  let closed = false;
+  const close = async () => {
+    if (!closed) {
+      closed = true;
+      await server.close();
+    }
+  };
+  after(close);
+  return {
+    url: server.url,
+    get: async (p, headers = {}) => toResult(await fetch(server.url + p, { headers })),
+    post: async (p, body, headers = {}) =>
+      toResult(
+        await fetch(server.url + p, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+      ),
+    close,
+  };
+}
+
+/** Follows nextPageToken until it disappears, returning every record of the list field. */
+export async function collectPages(
+  server: TestServer,
+  pathName: string,
+  request: Record<string, unknown>,
+  listField: string,
+): Promise<{ records: any[]; pages: number }> {
+  const records: any[] = [];
+  let pages = 0;
+  let token: string | undefined;
+  do {
+    const res = await server.post(pathName, token ? { ...request, pageToken: token } : request);
+    if (res.status !== 200) throw new Error(`${pathName} answered ${res.status}: ${res.text}`);
+    pages++;
+    records.push(...res.json[listField]);
+    token = res.json.nextPageToken;
+    if (token === '') throw new Error('empty nextPageToken sent');
+  } while (token);
+  return { records, pages };
+}
+
+/** The id of a record as the server builds it: base64url of a JSON array of names (wire contract). */
+export const idOf = (...names: string[]) => Buffer.from(JSON.stringify(names)).toString('base64url');
