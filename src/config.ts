@@ -16,6 +16,8 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
+  /** Every `ga4gh serve` option by its camelCase name, including the ones areas add (e.g. peerPolicy). */
+  options: Record<string, unknown>;
 }
 
 export const SERVER_NAME = 'ga4gh-server';
@@ -31,5 +33,6 @@ export function defaultServerConfig(): ServerConfig {
     bodyLimit: 1024 * 1024,
     cors: true,
     accessLog: false,
+    options: {},
   };
 }

@@ -27,6 +27,8 @@ export interface Area {
   routes(app: AppContext): Route[];
   /** Adds this area's subcommands to `ga4gh repo`. */
   commands(repo: Command): void;
+  /** Adds this area's options to `ga4gh serve`; their values reach routes() as `config.options`. */
+  serveOptions?(serve: Command): void;
   inventory?(registry: Registry): Promise<InventorySection[]>;
   /** Opens every registered file and index; returns one line per problem found. */
   check?(registry: Registry): Promise<string[]>;

@@ -1,10 +1,9 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
 import { Command, InvalidArgumentError } from 'commander';
 import { startServer } from '../app.js';
-import { areas } from '../areas/index.js';
+import { allMigrations, areas } from '../areas/index.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
-import { initRegistry, migrate, openRegistry, pendingMigrationsOf, withRegistry } from '../registry/registry.js';
-import { allMigrations } from '../areas/index.js';
+import { initRegistry, migrate, pendingMigrationsOf, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, formatTable, say } from './output.js';
 
@@ -96,7 +95,7 @@ function repoCommands(program: Command): void {
 
 function serveCommand(program: Command): void {
   const defaults = defaultServerConfig();
-  program
+  const serve = program
     .command('serve')
     .description('serve a registry over HTTP')
     .argument('<registry>')
@@ -109,8 +108,9 @@ function serveCommand(program: Command): void {
     .option('--body-limit <bytes>', 'largest request body accepted', integerOption(1), defaults.bodyLimit)
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
-    .option('--access-log', 'log one line per request to standard error')
-    .action(
+    .option('--access-log', 'log one line per request to standard error');
+  for (const area of areas) area.serveOptions?.(serve);
+  serve.action(
       action(async (location: string, opts: Record<string, any>) => {
         if (opts.naming !== undefined && opts.naming !== 'camel' && opts.naming !== 'snake') {
           throw new UserError(`--naming must be camel or snake, not ${opts.naming}`);
@@ -125,6 +125,7 @@ function serveCommand(program: Command): void {
           cors: opts.cors,
           forceForm: opts.naming,
           accessLog: Boolean(opts.accessLog),
+          options: opts,
         };
         let server;
         try {
