@@ -9,13 +9,23 @@ import { startServer } from '../src/app.js';
 import { defaultServerConfig, type ServerConfig } from '../src/config.js';
 import { initRegistry, type Registry } from '../src/registry/registry.js';
 
+/**
+ * Cleanups run once the test file is done. Registered here, at the top level of the file's module
+ * graph, because an after() called from inside a before() hook would run right after that hook.
+ */
+const cleanups: Array<() => unknown> = [];
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+});
+const atEnd = (fn: () => unknown) => cleanups.push(fn);
+
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TESTDATA = path.join(ROOT, 'testdata');
 
 /** A fresh temporary folder, removed when the test file ends. */
 export function tempDir(prefix = 'ga4gh-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  atEnd(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -45,7 +55,7 @@ export function runCli(...args: string[]): CliResult {
 export async function newRegistry(dir: string, name = 'registry.sqlite'): Promise<{ location: string; registry: Registry }> {
   const location = path.join(dir, name);
   const registry = await initRegistry(location);
-  after(() => registry.close());
+  atEnd(() => registry.close());
   return { location, registry };
 }
 
@@ -84,7 +94,7 @@ export async function startTestServer(location: string, overrides: Partial<Serve
       await server.close();
     }
   };
-  after(close);
+  atEnd(close);
   return {
     url: server.url,
     get: async (p, headers = {}) => toResult(await fetch(server.url + p, { headers })),

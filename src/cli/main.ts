@@ -1,9 +1,9 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
 import { Command, InvalidArgumentError } from 'commander';
 import { startServer } from '../app.js';
-import { allMigrations, areas } from '../areas/index.js';
+import { areas } from '../areas/index.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
-import { initRegistry, migrate, pendingMigrationsOf, withRegistry } from '../registry/registry.js';
+import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, formatTable, say } from './output.js';
 
@@ -36,15 +36,9 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const registry = await initRegistry(location);
-        try {
-          const pending = await pendingMigrationsOf(registry);
-          const applied = await migrate(registry.db, allMigrations());
-          say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
-          if (pending?.length) say(`(${pending.length} were pending)`);
-        } finally {
-          await registry.close();
-        }
+        const { registry, applied } = await migrateRegistry(location);
+        await registry.close();
+        say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
       }),
     );
 

@@ -57,16 +57,19 @@ async function pendingOf(registry: Registry): Promise<Migration[] | undefined> {
   return applied && pendingMigrations(allMigrations(), applied);
 }
 
-/** Creates the registry (or brings an existing one up to date) and returns it open. */
-export async function initRegistry(location: string): Promise<Registry> {
+/** Creates the registry, or brings an existing one up to date; returns it open, with what was applied. */
+export async function migrateRegistry(location: string): Promise<{ registry: Registry; applied: Migration[] }> {
   const registry = connect(location, true);
   try {
-    await migrate(registry.db, allMigrations());
+    return { registry, applied: await migrate(registry.db, allMigrations()) };
   } catch (e) {
     await registry.close();
     throw new UserError(`cannot initialise registry ${location}: ${(e as Error).message}`);
   }
-  return registry;
+}
+
+export async function initRegistry(location: string): Promise<Registry> {
+  return (await migrateRegistry(location)).registry;
 }
 
 /** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */
@@ -102,4 +105,3 @@ export async function withRegistry<T>(location: string, fn: (registry: Registry)
   }
 }
 
-export { migrate, pendingOf as pendingMigrationsOf };

@@ -78,6 +78,7 @@ function ensureIndexes(fasta: string, scan: FastaScan): { fai: string; gzi: stri
 
 export async function loadReferenceSet(registry: Registry, fasta: string, options: ReferenceSetOptions): Promise<LoadedReferenceSet> {
   if (!fs.existsSync(fasta)) throw new UserError(`no such file: ${fasta}`);
+  if (!fs.statSync(fasta).isFile()) throw new UserError(`${fasta} is not a file; give the path of a FASTA file`);
   if ((options.speciesTermId === undefined) !== (options.speciesTerm === undefined)) {
     throw new UserError('--species-term-id and --species-term go together: give both or neither');
   }

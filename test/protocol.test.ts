@@ -1,0 +1,203 @@
+/** The protocol layer on its own: naming forms, types, errors, ids, page tokens. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Attributes } from '../src/protocol/common.js';
+import { GAException } from '../src/protocol/errors.js';
+import { decodeId, encodeId, IdKinds } from '../src/protocol/ids.js';
+import {
+  decodePageToken,
+  defaultPagingLimits,
+  encodePageToken,
+  queryFingerprint,
+  resolvePageSize,
+} from '../src/protocol/paging.js';
+import { searchResponse, writeError, writeSearchPage } from '../src/protocol/reply.js';
+import { message, parseMessage, t, writeMessage } from '../src/protocol/schema.js';
+
+const Inner = message('Inner', { termId: t.string, attributes: t.msg(() => Attributes) });
+const Request = message('Request', {
+  referenceSetId: t.string,
+  start: t.int64,
+  pageSize: t.int32,
+  threshold: t.double,
+  isDerived: t.bool,
+  names: t.list(t.string, { acceptSingle: true }),
+  species: t.msg(() => Inner),
+  units: t.enumOf('EXPRESSION_UNIT_UNSPECIFIED', 'FPKM', 'TPM'),
+});
+
+function rejects(fn: () => unknown, status: number, messagePart: RegExp) {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof GAException, `expected a GAException, got ${e}`);
+    assert.equal(e.status, status);
+    assert.match(e.message, messagePart);
+    return true;
+  });
+}
+
+describe('reading requests', () => {
+  it('reads camelCase and answers in camelCase', () => {
+    const { value, form } = parseMessage<any>(Request, { referenceSetId: 'a', pageSize: 3, species: { termId: 'x' } });
+    assert.deepEqual(value, { referenceSetId: 'a', pageSize: 3, species: { termId: 'x' } });
+    assert.equal(form, 'camel');
+  });
+
+  it('reads snake_case at any depth and answers in snake_case', () => {
+    const { value, form } = parseMessage<any>(Request, { reference_set_id: 'a', page_size: 3, species: { term_id: 'x' } });
+    assert.deepEqual(value, { referenceSetId: 'a', pageSize: 3, species: { termId: 'x' } });
+    assert.equal(form, 'snake');
+  });
+
+  it('takes fields whose two forms are the same without deciding the form', () => {
+    assert.equal(parseMessage(Request, { start: 5 }).form, 'camel');
+    assert.equal(parseMessage(Request, { start: 5, page_size: 1 }).form, 'snake');
+  });
+
+  it('keeps user map keys as they are', () => {
+    const { value } = parseMessage<any>(Request, {
+      species: { attributes: { attr: { My_Key: { values: [{ string_value: 'v' }] } } } },
+    });
+    assert.deepEqual(value.species.attributes.attr, { My_Key: { values: [{ stringValue: 'v' }] } });
+  });
+
+  it('rejects unknown fields, naming them', () => {
+    rejects(() => parseMessage(Request, { pagesize: 3 }), 400, /'pagesize'/);
+    rejects(() => parseMessage(Request, { species: { termid: 'x' } }), 400, /'species.termid'/);
+  });
+
+  it('rejects the same field spelled both ways', () => {
+    rejects(() => parseMessage(Request, { pageSize: 1, page_size: 2 }), 400, /given twice/);
+  });
+
+  it('accepts 64-bit integers as numbers or decimal strings', () => {
+    assert.equal(parseMessage<any>(Request, { start: '12345678901' }).value.start, 12345678901);
+    assert.equal(parseMessage<any>(Request, { start: 7 }).value.start, 7);
+    assert.equal(parseMessage<any>(Request, { pageSize: '10' }).value.pageSize, 10);
+  });
+
+  it('rejects values of the wrong type, naming the field', () => {
+    rejects(() => parseMessage(Request, { start: 'abc' }), 400, /'start' must be an integer/);
+    rejects(() => parseMessage(Request, { pageSize: 1.5 }), 400, /'pageSize' must be an integer/);
+    rejects(() => parseMessage(Request, { pageSize: 2 ** 40 }), 400, /'pageSize' must be a 32-bit integer/);
+    rejects(() => parseMessage(Request, { start: 2 ** 60 }), 400, /'start'/);
+    rejects(() => parseMessage(Request, { referenceSetId: 3 }), 400, /'referenceSetId' must be a string/);
+    rejects(() => parseMessage(Request, { isDerived: 'yes' }), 400, /'isDerived' must be true or false/);
+    rejects(() => parseMessage(Request, { threshold: 'high' }), 400, /'threshold' must be a number/);
+    rejects(() => parseMessage(Request, { species: [] }), 400, /species must be a JSON object/);
+    rejects(() => parseMessage(Request, { names: [1] }), 400, /'names\[0\]' must be a string/);
+    rejects(() => parseMessage(Request, { units: 'RPKM' }), 400, /'units' must be one of/);
+  });
+
+  it('reads null as not given and a single string as a one-element list where allowed', () => {
+    assert.deepEqual(parseMessage(Request, { referenceSetId: null, names: 'BRCA1' }).value, { names: ['BRCA1'] });
+  });
+
+  it('reads enums by name or number, and doubles from strings', () => {
+    assert.equal(parseMessage<any>(Request, { units: 2 }).value.units, 'TPM');
+    assert.equal(parseMessage<any>(Request, { threshold: '0.5' }).value.threshold, 0.5);
+  });
+
+  it('requires required fields', () => {
+    const R = message('R', { id: t.required(t.string) });
+    rejects(() => parseMessage(R, {}), 400, /'id' is required/);
+  });
+
+  it('rejects a body that is not an object', () => {
+    for (const body of [null, [], 'x', 3]) rejects(() => parseMessage(Request, body), 400, /must be a JSON object/);
+  });
+});
+
+describe('writing records', () => {
+  it('writes camelCase or snake_case, leaving out unset fields and empty messages', () => {
+    const value = { referenceSetId: 'a', start: 10, species: { attributes: { attr: {} } }, names: [] };
+    assert.equal(writeMessage(Request, value, 'camel'), '{"referenceSetId":"a","start":10,"names":[]}');
+    assert.equal(writeMessage(Request, value, 'snake'), '{"reference_set_id":"a","start":10,"names":[]}');
+  });
+
+  it('never renames map keys and spells non-finite numbers as strings', () => {
+    const value = { species: { attributes: { attr: { AF_x: { values: [{ doubleValue: NaN }] } } } } };
+    assert.equal(
+      writeMessage(Request, value, 'snake'),
+      '{"species":{"attributes":{"attr":{"AF_x":{"values":[{"double_value":"NaN"}]}}}}}',
+    );
+  });
+
+  it('writes errors with only errorCode and message', () => {
+    const e = new GAException('notFound', 'no such thing');
+    assert.deepEqual(JSON.parse(writeError(e, 'camel')), { errorCode: 10, message: 'no such thing' });
+    assert.deepEqual(JSON.parse(writeError(e, 'snake')), { error_code: 10, message: 'no such thing' });
+  });
+});
+
+describe('ids', () => {
+  it('are base64url JSON arrays of names that round-trip', () => {
+    const id = encodeId(['NCBI37', '1']);
+    assert.equal(id, Buffer.from('["NCBI37","1"]').toString('base64url'));
+    assert.match(id, /^[A-Za-z0-9_-]+$/);
+    assert.deepEqual(decodeId(id, IdKinds.reference), ['NCBI37', '1']);
+  });
+
+  it('are 404 when malformed or of the wrong kind', () => {
+    const b64 = (s: string) => Buffer.from(s).toString('base64url');
+    for (const bad of ['', '!!', 'abc', b64('{"a":1}'), b64('["a"]'), b64('["a",1]'), b64('[ "a","b"]'), encodeId(['a', 'b']) + '=']) {
+      rejects(() => decodeId(bad, IdKinds.reference), 404, /no reference with id/);
+    }
+  });
+});
+
+describe('page sizes and tokens', () => {
+  it('default, clamp and reject page sizes', () => {
+    assert.equal(resolvePageSize(undefined, defaultPagingLimits), 100);
+    assert.equal(resolvePageSize(0, defaultPagingLimits), 100);
+    assert.equal(resolvePageSize(5000, defaultPagingLimits), 1000);
+    rejects(() => resolvePageSize(-1, defaultPagingLimits), 400, /'pageSize'/);
+  });
+
+  it('bind a token to its query, whatever the field order or page size', () => {
+    const a = queryFingerprint('s', { x: 1, y: 'b', pageSize: 5 });
+    const b = queryFingerprint('s', { y: 'b', x: 1, pageSize: 50, pageToken: 'zz' });
+    assert.equal(a, b);
+    assert.notEqual(a, queryFingerprint('s', { x: 2, y: 'b' }));
+    assert.notEqual(a, queryFingerprint('other', { x: 1, y: 'b' }));
+    const token = encodePageToken(a, ['k', 3]);
+    assert.deepEqual(decodePageToken(token, b), ['k', 3]);
+  });
+
+  it('reject tokens of another query, tampered tokens and garbage', () => {
+    const fp = queryFingerprint('s', { x: 1 });
+    const token = encodePageToken(fp, 'after-this');
+    rejects(() => decodePageToken(token, queryFingerprint('s', { x: 2 })), 400, /different query/);
+    const raw = JSON.parse(Buffer.from(token, 'base64url').toString());
+    const forged = Buffer.from(JSON.stringify([raw[0].replace('after-this', 'after-that'), raw[1]])).toString('base64url');
+    rejects(() => decodePageToken(forged, fp), 400, /not a token this server issued/);
+    for (const bad of ['x', '%%%', token.slice(0, -2), Buffer.from('[1,2]').toString('base64url')]) {
+      rejects(() => decodePageToken(bad, fp), 400, /pageToken/);
+    }
+  });
+});
+
+describe('search pages', () => {
+  const Item = message('Item', { name: t.string });
+  const response = searchResponse('SearchItemsResponse', 'items', Item);
+  const names = ['a', 'b', 'c'];
+  const page = (more: boolean) => ({
+    records: names.map((name) => ({ name })),
+    positionAfter: (i: number) => names[i],
+    more,
+    fingerprint: 'fp',
+  });
+
+  it('carry a token only when more records follow', () => {
+    const last = JSON.parse(writeSearchPage(response, page(false), 'camel', defaultPagingLimits));
+    assert.deepEqual(last, { items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] });
+    const middle = JSON.parse(writeSearchPage(response, page(true), 'snake', defaultPagingLimits));
+    assert.equal(decodePageToken(middle.next_page_token, 'fp'), 'c');
+  });
+
+  it('end early at the byte budget, with at least one record, continuing after the last written', () => {
+    const tight = { ...defaultPagingLimits, pageByteBudget: 1 };
+    const out = JSON.parse(writeSearchPage(response, page(false), 'camel', tight));
+    assert.deepEqual(out.items, [{ name: 'a' }]);
+    assert.equal(decodePageToken(out.nextPageToken, 'fp'), 'a');
+  });
+});
