@@ -17,7 +17,7 @@ const cleanups: Array<() => unknown> = [];
 after(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
-const atEnd = (fn: () => unknown) => cleanups.push(fn);
+export const atEnd = (fn: () => unknown) => cleanups.push(fn);
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TESTDATA = path.join(ROOT, 'testdata');
@@ -51,9 +51,14 @@ export function runCli(...args: string[]): CliResult {
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A new, migrated registry file in `dir`, open. Closed when the test file ends. */
-export async function newRegistry(dir: string, name = 'registry.sqlite'): Promise<{ location: string; registry: Registry }> {
-  const location = path.join(dir, name);
+/**
+ * A new, migrated registry, open and closed when the test file ends: a file in `dir`, or any location
+ * (a PostgreSQL URL from test/backends.ts).
+ */
+export async function newRegistry(dirOrLocation: string, fileName?: string): Promise<{ location: string; registry: Registry }> {
+  const location = /^postgres/.test(dirOrLocation)
+    ? dirOrLocation
+    : path.join(dirOrLocation, fileName ?? `registry-${Math.random().toString(36).slice(2)}.sqlite`);
   const registry = await initRegistry(location);
   atEnd(() => registry.close());
   return { location, registry };

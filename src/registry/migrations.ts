@@ -2,12 +2,22 @@
  * Versioned schema migrations. Each area owns its own, with version numbers that never change once
  * released; the registry records which have run, so `repo migrate` and `serve` know where it stands.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+
+export type Dialect = 'sqlite' | 'postgres';
 
 export interface Migration {
   version: number;
   name: string;
-  up(db: Kysely<any>): Promise<void>;
+  up(db: Kysely<any>, dialect: Dialect): Promise<void>;
+}
+
+/**
+ * The column type for text that records are ordered and paged by (names, URLs): byte order on both
+ * backends, so that a PostgreSQL registry with a locale collation pages exactly as SQLite does.
+ */
+export function sortableText(dialect: Dialect): 'text' | RawBuilder<unknown> {
+  return dialect === 'postgres' ? sql`text collate "C"` : 'text';
 }
 
 export const MIGRATIONS_TABLE = 'ga4gh_schema_version';
@@ -26,7 +36,7 @@ export function pendingMigrations(all: Migration[], applied: Set<number>): Migra
 }
 
 /** Runs the pending migrations, each in its own transaction, and returns the ones applied. */
-export async function migrate(db: Kysely<any>, all: Migration[]): Promise<Migration[]> {
+export async function migrate(db: Kysely<any>, all: Migration[], dialect: Dialect): Promise<Migration[]> {
   await db.schema
     .createTable(MIGRATIONS_TABLE)
     .ifNotExists()
@@ -37,7 +47,7 @@ export async function migrate(db: Kysely<any>, all: Migration[]): Promise<Migrat
   const pending = pendingMigrations(all, (await appliedVersions(db)) ?? new Set());
   for (const m of pending) {
     await db.transaction().execute(async (trx) => {
-      await m.up(trx);
+      await m.up(trx, dialect);
       await trx
         .insertInto(MIGRATIONS_TABLE)
         .values({ version: m.version, name: m.name, applied_at: new Date().toISOString() })

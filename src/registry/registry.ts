@@ -6,14 +6,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import { allMigrations } from '../areas/index.js';
 import { UserError } from '../user-error.js';
-import { appliedVersions, migrate, pendingMigrations, type Migration } from './migrations.js';
+import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration } from './migrations.js';
 import type { Database } from './schema.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect };
 
 export interface Registry {
   db: Kysely<Database>;
@@ -25,15 +26,28 @@ export interface Registry {
 
 export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//i.test(location);
 
+/** The URL without its password, for messages. */
+function redactUrl(location: string): string {
+  try {
+    const url = new URL(location);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres://...';
+  }
+}
+
 // pg returns int8 and numeric as strings; every such column here holds values far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
 function connect(location: string, create: boolean): Registry {
   if (isPostgresUrl(location)) {
-    const pool = new pg.Pool({ connectionString: location, max: 10 });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', location, close: () => db.destroy() };
+    const pool = new pg.Pool({ connectionString: location, max: 10, connectionTimeoutMillis: 10_000 });
+    // An idle client that loses its server must not take the process down.
+    pool.on('error', (e) => console.error(`registry connection error: ${e.message}`));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+    return { db, dialect: 'postgres', location: redactUrl(location), close: () => db.destroy() };
   }
   if (!create && !fs.existsSync(location)) {
     throw new UserError(`no registry at ${location}; create one with: ga4gh repo init ${location}`);
@@ -61,7 +75,7 @@ async function pendingOf(registry: Registry): Promise<Migration[] | undefined> {
 export async function migrateRegistry(location: string): Promise<{ registry: Registry; applied: Migration[] }> {
   const registry = connect(location, true);
   try {
-    return { registry, applied: await migrate(registry.db, allMigrations()) };
+    return { registry, applied: await migrate(registry.db, allMigrations(), registry.dialect) };
   } catch (e) {
     await registry.close();
     throw new UserError(`cannot initialise registry ${location}: ${(e as Error).message}`);
@@ -77,6 +91,7 @@ export async function openRegistry(location: string): Promise<Registry> {
   const registry = connect(location, false);
   let pending: Migration[] | undefined;
   try {
+    await sql`select 1`.execute(registry.db); // connection problems are reported as such, not as "not a registry"
     pending = await pendingOf(registry);
   } catch (e) {
     await registry.close();

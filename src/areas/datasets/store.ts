@@ -1,6 +1,6 @@
 /** Datasets in the registry: the table, its migration and its queries. */
 import type { Kysely } from 'kysely';
-import type { Migration } from '../../registry/migrations.js';
+import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
 
@@ -16,10 +16,10 @@ export const datasetMigrations: Migration[] = [
   {
     version: 1,
     name: 'datasets',
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<any>, dialect) {
       await db.schema
         .createTable('dataset')
-        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('name', sortableText(dialect), (c) => c.primaryKey())
         .addColumn('description', 'text')
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();

@@ -1,6 +1,6 @@
 /** Reference sets and references in the registry: tables, migration and queries. */
 import type { Kysely } from 'kysely';
-import type { Migration } from '../../registry/migrations.js';
+import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
 
@@ -39,10 +39,11 @@ export const referenceMigrations: Migration[] = [
   {
     version: 2,
     name: 'reference sets',
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<any>, dialect) {
+      const key = sortableText(dialect);
       await db.schema
         .createTable('reference_set')
-        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('name', key, (c) => c.primaryKey())
         .addColumn('md5checksum', 'text', (c) => c.notNull())
         .addColumn('description', 'text')
         .addColumn('assembly_id', 'text')
@@ -60,9 +61,9 @@ export const referenceMigrations: Migration[] = [
       await db.schema.createIndex('reference_set_assembly').on('reference_set').column('assembly_id').execute();
       await db.schema
         .createTable('reference')
-        .addColumn('reference_set_name', 'text', (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
+        .addColumn('reference_set_name', key, (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
         .addColumn('ordinal', 'integer', (c) => c.notNull())
-        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('name', key, (c) => c.notNull())
         .addColumn('length', 'bigint', (c) => c.notNull())
         .addColumn('md5checksum', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('reference_pk', ['reference_set_name', 'ordinal'])
@@ -71,7 +72,7 @@ export const referenceMigrations: Migration[] = [
       await db.schema.createIndex('reference_md5').on('reference').column('md5checksum').execute();
       await db.schema
         .createTable('reference_set_accession')
-        .addColumn('reference_set_name', 'text', (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
+        .addColumn('reference_set_name', key, (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
         .addColumn('accession', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('reference_set_accession_pk', ['reference_set_name', 'accession'])
         .execute();
