@@ -27,5 +27,31 @@ ga4gh repo add-referenceset "$REGISTRY" "$DEMO/compliance/ref_brca1.fa" --name h
   --species-term-id NCBITaxon:9606 --species-term "Homo sapiens" --is-derived --source-accessions GA4GH_CTS_01 \
   --description "An artificial reference for use with compliance data, derived from GRCh37"
 
+# Variant sets (variant area): the 1000 Genomes extracts (one file per chromosome) on NCBI37, and the
+# VCF-spec examples, whose contigs (20, chr1, chrM) are not in any sample reference set.
+V=$D/datasets/dataset1/variants
+ga4gh repo add-variantset "$REGISTRY" demo "$V/1kgPhase1" --referenceset NCBI37
+ga4gh repo add-variantset "$REGISTRY" demo "$V/1kgPhase3" --referenceset NCBI37
+for example in example_1 example_2 example_3 example_4; do
+  ga4gh repo add-variantset "$REGISTRY" demo "$V/$example" --referenceset NCBI37 --allow-missing-contigs
+done
+
+# RNA quantifications (rna area): one set holding the sample tables of every supported format. The
+# loader only reads them, so testdata/rna is used in place.
+ga4gh repo add-rnaquantificationset "$REGISTRY" demo rnaseq --description "Sample quantification tables"
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/abundance.trimmed.txt" --name kallisto-sample \
+  --program kallisto:0.43.1 --biosample-id sample1
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/cufflinks.txt" --name cufflinks-sample --format cufflinks
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/datasets/dataset1/rnaQuant/rsem_test_data.tsv" --name rsem-genes
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/compliance/rna_brca1.tsv" --name brca1-isoforms \
+  --biosample-id sample2
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq testdata/rna/quant.sf --name salmon-sample --biosample-id sample2
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq testdata/rna/sample1.isoforms.results --name rsem-isoforms \
+  --units FPKM --biosample-id sample1
+
+# Peers (peer area): one example entry in the peer list, as an operator would add a known server.
+# The demo serves with the default policy (verify): announced peers join once their GET /info answers.
+ga4gh repo add-peer "$REGISTRY" https://ga4gh.example.org --attributes '{"note": "example entry added by scripts/demo.sh"}'
+
 ga4gh repo list "$REGISTRY"
 exec node bin/ga4gh serve "$REGISTRY" --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" "$@"

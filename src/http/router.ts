@@ -1,4 +1,5 @@
 /** Path matching for the service's routes, with the optional version prefix. */
+import type { GAException } from '../protocol/errors.js';
 import type { Reply } from '../protocol/reply.js';
 import type { MessageDesc, NamingForm } from '../protocol/schema.js';
 
@@ -20,6 +21,11 @@ export interface Route {
   /** What the body (POST) or the query string (GET) may hold. GET routes without one take no query. */
   request?: MessageDesc;
   handle(input: RouteInput): Promise<Reply>;
+  /**
+   * Called instead of the generic error reply when the body cannot be read at all (not JSON, wrong
+   * content type, too large): for routes that must record or answer such requests in their own way.
+   */
+  onBadBody?(error: GAException, remote: RouteInput['remote']): Promise<never>;
 }
 
 interface CompiledRoute {

@@ -175,9 +175,16 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${url.pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
+      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '') };
       let input: unknown = {};
-      if (method === 'POST') input = decodeJsonBody(req, await readBody(req, config.bodyLimit));
-      else {
+      if (method === 'POST') {
+        try {
+          input = decodeJsonBody(req, await readBody(req, config.bodyLimit));
+        } catch (e) {
+          if (route.onBadBody && e instanceof GAException) await route.onBadBody(e, remote);
+          throw e;
+        }
+      } else {
         input = queryObject(url);
         if (!route.request && Object.keys(input as object).length) {
           throw new GAException('unknownField', `${url.pathname} takes no query parameters`);
@@ -191,12 +198,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         body = parsed.value;
         form = config.forceForm ?? parsed.form;
       }
-      const reply = await route.handle({
-        params,
-        body,
-        form,
-        remote: { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '') },
-      });
+      const reply = await route.handle({ params, body, form, remote });
       await writeReply(res, reply, form);
     } catch (err) {
       const error =

@@ -11,7 +11,7 @@ export const GetInfoResponse = message('GetInfoResponse', {
 });
 
 /** The areas this server answers, as reported by /info. */
-export const SERVED_AREAS = ['datasets', 'references'];
+export const SERVED_AREAS = ['datasets', 'references', 'variants', 'peers', 'rna'];
 
 export const infoArea: Area = {
   name: 'info',

@@ -5,7 +5,9 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { isUrl } from '../../files.js';
 import { UserError } from '../../user-error.js';
 
 export interface FaiEntry {
@@ -164,69 +166,79 @@ function bgzfBlockSize(buf: Buffer, at: number): number | undefined {
   return undefined;
 }
 
-export function scanFasta(file: string): FastaScan {
-  let fd: number;
+/** Reads a local file or an http(s) URL as a sequence of large chunks. */
+async function* chunksOf(location: string): AsyncGenerator<Buffer> {
+  if (isUrl(location)) {
+    let res: Response;
+    try {
+      res = await fetch(location);
+    } catch (e) {
+      throw new UserError(`cannot fetch FASTA ${location}: ${(e as Error).message}`);
+    }
+    if (!res.ok || !res.body) throw new UserError(`cannot fetch FASTA ${location}: HTTP ${res.status}`);
+    for await (const chunk of Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>)) yield chunk as Buffer;
+    return;
+  }
+  let stream: fs.ReadStream;
   try {
-    fd = fs.openSync(file, 'r');
+    fs.accessSync(location, fs.constants.R_OK);
+    stream = fs.createReadStream(location, { highWaterMark: READ_SLICE });
   } catch (e) {
-    throw new UserError(`cannot open FASTA ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UserError(`cannot open FASTA ${location}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  try {
-    const scanner = new FastaScanner(file);
-    const head = Buffer.alloc(18);
-    const headBytes = fs.readSync(fd, head, 0, 18, 0);
-    if (!isGzip(head.subarray(0, headBytes))) {
-      const buf = Buffer.alloc(READ_SLICE);
-      let at = 0;
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, at);
-        if (n === 0) break;
-        scanner.push(buf.subarray(0, n));
-        at += n;
+  for await (const chunk of stream) yield chunk as Buffer;
+}
+
+export async function scanFasta(location: string): Promise<FastaScan> {
+  const scanner = new FastaScanner(location);
+  let compression: FastaScan['compression'] | undefined;
+  const gzi: Array<[number, number]> = [];
+  let pending: Buffer = Buffer.alloc(0);
+  let compressedAt = 0; // file offset of pending[0]
+  let uncompressedAt = 0;
+  for await (const chunk of chunksOf(location)) {
+    if (compression === undefined) {
+      pending = Buffer.concat([pending, chunk]);
+      if (pending.length < 18 && isGzip(pending)) continue;
+      if (!isGzip(pending)) {
+        compression = 'none';
+        scanner.push(pending);
+        continue;
       }
-      return { compression: 'none', sequences: scanner.finish() };
+      if (bgzfBlockSize(pending, 0) === undefined) {
+        throw new UserError(`${location} is gzip-compressed but not BGZF, so it cannot be read by index; recompress it with: bgzip`);
+      }
+      compression = 'bgzf';
+    } else if (compression === 'none') {
+      scanner.push(chunk);
+      continue;
+    } else {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
     }
-    if (bgzfBlockSize(head, 0) === undefined) {
-      throw new UserError(`${file} is gzip-compressed but not BGZF, so it cannot be read by index; recompress it with: bgzip`);
-    }
-    const gzi: Array<[number, number]> = [];
-    let pending = Buffer.alloc(0);
-    let compressedAt = 0; // file offset of pending[0]
-    let uncompressedAt = 0;
-    let fileAt = 0;
-    const slice = Buffer.alloc(READ_SLICE);
+    let p = 0;
     for (;;) {
-      const n = fs.readSync(fd, slice, 0, slice.length, fileAt);
-      fileAt += n;
-      pending = pending.length ? Buffer.concat([pending, slice.subarray(0, n)]) : Buffer.from(slice.subarray(0, n));
-      let p = 0;
-      for (;;) {
-        if (pending.length - p < 18) break;
-        const size = bgzfBlockSize(pending, p);
-        if (size === undefined) throw new UserError(`${file}: not a valid BGZF block at byte ${compressedAt + p}`);
-        if (pending.length - p < size) break;
-        let data: Buffer;
-        try {
-          data = zlib.inflateRawSync(pending.subarray(p + 18, p + size - 8));
-        } catch {
-          throw new UserError(`${file}: corrupt BGZF block at byte ${compressedAt + p}`);
-        }
-        if (compressedAt + p > 0) gzi.push([compressedAt + p, uncompressedAt]);
-        scanner.push(data);
-        uncompressedAt += data.length;
-        p += size;
+      if (pending.length - p < 18) break;
+      const size = bgzfBlockSize(pending, p);
+      if (size === undefined) throw new UserError(`${location}: not a valid BGZF block at byte ${compressedAt + p}`);
+      if (pending.length - p < size) break;
+      let data: Buffer;
+      try {
+        data = zlib.inflateRawSync(pending.subarray(p + 18, p + size - 8));
+      } catch {
+        throw new UserError(`${location}: corrupt BGZF block at byte ${compressedAt + p}`);
       }
-      pending = pending.subarray(p);
-      compressedAt += p;
-      if (n === 0) {
-        if (pending.length) throw new UserError(`${file}: truncated BGZF block at byte ${compressedAt}`);
-        break;
-      }
+      if (compressedAt + p > 0) gzi.push([compressedAt + p, uncompressedAt]);
+      scanner.push(data);
+      uncompressedAt += data.length;
+      p += size;
     }
-    return { compression: 'bgzf', sequences: scanner.finish(), gzi };
-  } finally {
-    fs.closeSync(fd);
+    pending = Buffer.from(pending.subarray(p));
+    compressedAt += p;
   }
+  if (compression === 'bgzf' && pending.length) throw new UserError(`${location}: truncated BGZF block at byte ${compressedAt}`);
+  if (compression === undefined && pending.length) scanner.push(pending);
+  const sequences = scanner.finish();
+  return compression === 'bgzf' ? { compression, sequences, gzi } : { compression: 'none', sequences };
 }
 
 export function faiText(sequences: FaiEntry[]): string {

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Registry } from '../../registry/registry.js';
+import { isUrl } from '../../files.js';
 import { UserError } from '../../user-error.js';
 import { faiText, gziBytes, parseFai, parseGzi, scanFasta, type FastaScan } from './fasta-scan.js';
 import { getReferenceSetRow, insertReferenceSet } from './store.js';
@@ -30,7 +31,8 @@ export interface LoadedReferenceSet {
 
 /** The set name a FASTA file gives by default: its file name without extensions. */
 export function defaultSetName(fasta: string): string {
-  return path.basename(fasta).replace(/\.(gz|bgz|bgzf)$/i, '').replace(/\.(fa|fasta|fna|fas|seq)$/i, '');
+  const file = isUrl(fasta) ? new URL(fasta).pathname : fasta;
+  return path.basename(file).replace(/\.(gz|bgz|bgzf)$/i, '').replace(/\.(fa|fasta|fna|fas|seq)$/i, '');
 }
 
 /** Spec 2.3: MD5 of the sorted reference checksums, concatenated. */
@@ -38,7 +40,24 @@ export function referenceSetChecksum(referenceChecksums: string[]): string {
   return createHash('md5').update([...referenceChecksums].sort().join('')).digest('hex');
 }
 
+/** Reads an index file beside the FASTA, local or remote; undefined when there is none. */
+async function readIndex(location: string): Promise<Buffer | undefined> {
+  if (!isUrl(location)) return fs.existsSync(location) ? fs.readFileSync(location) : undefined;
+  let res: Response;
+  try {
+    res = await fetch(location);
+  } catch (e) {
+    throw new UserError(`cannot fetch ${location}: ${(e as Error).message}`);
+  }
+  if (res.status === 404) return undefined;
+  if (!res.ok) throw new UserError(`cannot fetch ${location}: HTTP ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
 function writeIndex(file: string, content: string | Buffer, created: string[]): void {
+  if (isUrl(file)) {
+    throw new UserError(`the index ${file} is missing; create it with samtools faidx and put it beside the remote FASTA`);
+  }
   try {
     fs.writeFileSync(file, content, { flag: 'wx' });
     created.push(file);
@@ -51,11 +70,12 @@ function writeIndex(file: string, content: string | Buffer, created: string[]): 
 }
 
 /** Checks an existing .fai against the scan, or writes one; the same for .gzi of BGZF files. */
-function ensureIndexes(fasta: string, scan: FastaScan): { fai: string; gzi: string | null; created: string[] } {
+async function ensureIndexes(fasta: string, scan: FastaScan): Promise<{ fai: string; gzi: string | null; created: string[] }> {
   const created: string[] = [];
   const fai = `${fasta}.fai`;
-  if (fs.existsSync(fai)) {
-    const entries = parseFai(fs.readFileSync(fai, 'utf8'), fai);
+  const faiBytes = await readIndex(fai);
+  if (faiBytes) {
+    const entries = parseFai(faiBytes.toString('utf8'), fai);
     const same =
       entries.length === scan.sequences.length &&
       entries.every((e, i) => {
@@ -68,8 +88,9 @@ function ensureIndexes(fasta: string, scan: FastaScan): { fai: string; gzi: stri
   }
   if (scan.compression === 'none') return { fai, gzi: null, created };
   const gzi = `${fasta}.gzi`;
-  if (fs.existsSync(gzi)) {
-    if (!parseGzi(fs.readFileSync(gzi))) throw new UserError(`the index ${gzi} is not a valid .gzi file; delete it and load again to rebuild it`);
+  const gziBytesFound = await readIndex(gzi);
+  if (gziBytesFound) {
+    if (!parseGzi(gziBytesFound)) throw new UserError(`the index ${gzi} is not a valid .gzi file; delete it and load again to rebuild it`);
   } else {
     writeIndex(gzi, gziBytes(scan.gzi ?? []), created);
   }
@@ -77,8 +98,9 @@ function ensureIndexes(fasta: string, scan: FastaScan): { fai: string; gzi: stri
 }
 
 export async function loadReferenceSet(registry: Registry, fasta: string, options: ReferenceSetOptions): Promise<LoadedReferenceSet> {
-  if (!fs.existsSync(fasta)) throw new UserError(`no such file: ${fasta}`);
-  if (!fs.statSync(fasta).isFile()) throw new UserError(`${fasta} is not a file; give the path of a FASTA file`);
+  const remote = isUrl(fasta);
+  if (!remote && !fs.existsSync(fasta)) throw new UserError(`no such file: ${fasta}`);
+  if (!remote && !fs.statSync(fasta).isFile()) throw new UserError(`${fasta} is not a file; give the path of a FASTA file`);
   if ((options.speciesTermId === undefined) !== (options.speciesTerm === undefined)) {
     throw new UserError('--species-term-id and --species-term go together: give both or neither');
   }
@@ -87,9 +109,9 @@ export async function loadReferenceSet(registry: Registry, fasta: string, option
   if (await getReferenceSetRow(registry, name)) {
     throw new UserError(`reference set '${name}' already exists in ${registry.location}; choose another with --name`);
   }
-  const fastaPath = path.resolve(fasta);
-  const scan = scanFasta(fastaPath);
-  const indexes = ensureIndexes(fastaPath, scan);
+  const fastaPath = remote ? fasta : path.resolve(fasta);
+  const scan = await scanFasta(fastaPath);
+  const indexes = await ensureIndexes(fastaPath, scan);
   const md5checksum = referenceSetChecksum(scan.sequences.map((s) => s.md5checksum));
   try {
     await insertReferenceSet(registry, {

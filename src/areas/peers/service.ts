@@ -1,0 +1,334 @@
+/**
+ * The peer service: the list (paged), announcements under the configured policy, and the operator's
+ * ways into the list (CLI, seed file). Knows no HTTP: announcements arrive as decoded JSON with the
+ * sender's address and user agent, and failures are GAExceptions carrying `success: false`.
+ */
+import fs from 'node:fs';
+import { PROTOCOL_VERSION } from '../../config.js';
+import { Attributes, attributesOf, type AttributesRecord } from '../../protocol/common.js';
+import { ErrorKind, GAException, type ErrorKindName } from '../../protocol/errors.js';
+import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
+import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { parseMessage } from '../../protocol/schema.js';
+import type { Registry } from '../../registry/registry.js';
+import { UserError } from '../../user-error.js';
+import { AnnouncePeerRequest, type AnnouncePeerBody, type PeerRecord } from './messages.js';
+import { AnnounceRateLimiter } from './rate-limit.js';
+import {
+  countPeers,
+  getPeer,
+  insertPeer,
+  listPeers,
+  logAnnouncement,
+  pruneAnnouncements,
+  setAnnouncementOutcome,
+  type PeerRow,
+} from './store.js';
+import { normalisePeerUrl } from './url.js';
+import { verifyPeer } from './verify.js';
+
+export const PEER_POLICIES = ['log', 'verify', 'open'] as const;
+export type PeerPolicy = (typeof PEER_POLICIES)[number];
+
+export interface PeerSettings {
+  /** log: record only; verify: add once GET /info answers our major.minor; open: add every valid URL. */
+  policy: PeerPolicy;
+  /** Let the verify step reach loopback, private and link-local addresses (local testing). */
+  allowPrivatePeers: boolean;
+  /** Announcements stop adding peers once the list holds this many. */
+  maxPeers: number;
+  /** Announcements accepted per remote address per minute. */
+  announceRate: number;
+  /** Announcement log entries kept (about; pruning runs every 1% of that many entries). */
+  announcementLogSize: number;
+  verifyTimeoutMs: number;
+  /** Verifications running at once; announcements beyond are refused (logged) rather than queued. */
+  maxConcurrentVerifications: number;
+  /** This server's own public URL (normalised), never listed as its own peer. */
+  ownUrl?: string;
+}
+
+export const defaultPeerSettings: PeerSettings = {
+  policy: 'verify',
+  allowPrivatePeers: false,
+  maxPeers: 1000,
+  announceRate: 10,
+  announcementLogSize: 10_000,
+  verifyTimeoutMs: 3000,
+  maxConcurrentVerifications: 16,
+};
+
+/** Largest announced Attributes kept, as JSON text. */
+export const MAX_ANNOUNCED_ATTRIBUTES = 16 * 1024;
+
+/** The settings from `ga4gh serve` options (camelCase), defaults for those not given. */
+export function peerSettingsOf(options: Record<string, unknown>): PeerSettings {
+  const policy = options.peerPolicy ?? defaultPeerSettings.policy;
+  if (!PEER_POLICIES.includes(policy as PeerPolicy)) {
+    throw new UserError(`--peer-policy must be one of ${PEER_POLICIES.join(', ')}, not ${String(policy)}`);
+  }
+  const count = (name: string, flag: string, fallback: number, min: number): number => {
+    const value = options[name] ?? fallback;
+    if (!Number.isSafeInteger(value) || (value as number) < min) throw new UserError(`${flag} must be an integer >= ${min}`);
+    return value as number;
+  };
+  return {
+    policy: policy as PeerPolicy,
+    allowPrivatePeers: Boolean(options.allowPrivatePeers),
+    maxPeers: count('maxPeers', '--max-peers', defaultPeerSettings.maxPeers, 0),
+    announceRate: count('announceRate', '--announce-rate', defaultPeerSettings.announceRate, 1),
+    announcementLogSize: count('announcementLogSize', '--announcement-log-size', defaultPeerSettings.announcementLogSize, 1),
+    verifyTimeoutMs: count('peerVerifyTimeout', '--peer-verify-timeout', defaultPeerSettings.verifyTimeoutMs, 1),
+    maxConcurrentVerifications: defaultPeerSettings.maxConcurrentVerifications,
+    ownUrl: typeof options.publicUrl === 'string' ? operatorUrl(options.publicUrl, '--public-url') : undefined,
+  };
+}
+
+export function peerRecordOf(row: PeerRow): PeerRecord {
+  return { url: row.url, attributes: row.attributes ? (JSON.parse(row.attributes) as AttributesRecord) : undefined };
+}
+
+/** The same error with `success: false` beside its code and message, as AnnouncePeerResponse wants. */
+function unsuccessful(error: GAException): GAException {
+  const kind = (Object.keys(ErrorKind) as ErrorKindName[]).find((k) => ErrorKind[k].code === error.code) ?? 'invalidRequest';
+  return new GAException(kind, error.message, { success: false });
+}
+
+/** The announced URL as far as it can be read from a body that may be malformed, for the log. */
+function announcedUrlOf(input: unknown): string | null {
+  const peer = (input as { peer?: unknown } | null)?.peer;
+  const url = typeof peer === 'object' && peer !== null ? (peer as { url?: unknown }).url : undefined;
+  return typeof url === 'string' ? url : null;
+}
+
+export interface Remote {
+  address: string;
+  userAgent: string;
+}
+
+export function peerService(registry: Registry, limits: PagingLimits, settings: PeerSettings) {
+  const limiter = new AnnounceRateLimiter(settings.announceRate);
+  /**
+   * Verifications running, by URL: one per URL at a time. Announcements of a URL being checked join
+   * the running check, and its outcome is written to each of their log entries.
+   */
+  const running = new Map<string, { logIds: Array<Promise<string>> }>();
+  /** Every verification not yet finished, including the writing of its outcome. */
+  const settling = new Set<Promise<void>>();
+  const stopping = new AbortController();
+  const pruneEvery = Math.max(1, Math.floor(settings.announcementLogSize / 100));
+  let loggedSincePrune = 0;
+
+  async function log(url: string | null, remote: Remote, outcome: string, detail?: string): Promise<string> {
+    const id = await logAnnouncement(registry, { url, remoteAddress: remote.address, userAgent: remote.userAgent, outcome, detail });
+    if (++loggedSincePrune >= pruneEvery) {
+      loggedSincePrune = 0;
+      await pruneAnnouncements(registry, settings.announcementLogSize);
+    }
+    return id;
+  }
+
+  /** Reads and checks an announcement; throws the 400 that answers a malformed one. */
+  function readAnnouncement(input: unknown): { url: string; attributes?: AttributesRecord } {
+    let body: AnnouncePeerBody;
+    try {
+      body = parseMessage<AnnouncePeerBody>(AnnouncePeerRequest, input).value;
+    } catch (e) {
+      throw e instanceof GAException ? unsuccessful(e) : e;
+    }
+    const fail = (kind: ErrorKindName, message: string) => new GAException(kind, message, { success: false });
+    if (!body.peer) throw fail('missingField', "field 'peer' is required");
+    if (body.peer.url === undefined) throw fail('missingField', "field 'peer.url' is required");
+    const checked = normalisePeerUrl(body.peer.url);
+    if (!checked.ok) throw fail('invalidRequest', `field 'peer.url' ${checked.reason}`);
+    const attributes = body.peer.attributes;
+    if (attributes && JSON.stringify(attributes).length > MAX_ANNOUNCED_ATTRIBUTES) {
+      throw fail('invalidRequest', `field 'peer.attributes' is larger than ${MAX_ANNOUNCED_ATTRIBUTES} bytes`);
+    }
+    return { url: checked.url, attributes };
+  }
+
+  function startVerification(url: string, attributes: AttributesRecord | undefined, logId: string): void {
+    // Promises of ids: an announcement joining the check adds its entry before that entry is written.
+    const logIds = [Promise.resolve(logId)];
+    const settle = async (outcome: string, detail: string) => {
+      for (const id of logIds) await setAnnouncementOutcome(registry, await id, outcome, detail);
+    };
+    const job = (async () => {
+      const verdict = await verifyPeer(url, {
+        protocolVersion: PROTOCOL_VERSION,
+        timeoutMs: settings.verifyTimeoutMs,
+        allowPrivate: settings.allowPrivatePeers,
+        signal: stopping.signal,
+      });
+      // From here on, later announcements of this URL start a check of their own.
+      running.delete(url);
+      if (!verdict.ok) return settle('refused', verdict.reason);
+      if ((await countPeers(registry)) >= settings.maxPeers) {
+        return settle('full', `verified, but the list holds the maximum of ${settings.maxPeers} peers`);
+      }
+      const added = await insertPeer(registry, url, attributes, 'announcement');
+      await settle(
+        added ? 'verified' : 'listed',
+        added ? `added: GET /info reports protocol version ${verdict.protocolVersion}` : 'verified; already in the peer list',
+      );
+    })()
+      .catch((e) => {
+        process.stderr.write(`ga4gh: verifying peer ${url} failed: ${(e as Error).message}\n`);
+      })
+      .finally(() => {
+        running.delete(url);
+        settling.delete(job);
+      });
+    running.set(url, { logIds });
+    settling.add(job);
+  }
+
+  return {
+    settings,
+
+    async list(request: PageQuery): Promise<SearchPage<PeerRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('peers', { ...request }, limits, isString);
+      const rows = await listPeers(registry, after, pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, peerRecordOf, (r) => r.url);
+    },
+
+    /**
+     * Handles one announcement: logged whatever happens; a well-formed one resolves (the reply is
+     * `success: true`) before any verification finishes.
+     */
+    async announce(input: unknown, remote: Remote): Promise<void> {
+      if (!limiter.take(remote.address)) {
+        await log(announcedUrlOf(input), remote, 'rate-limited');
+        throw new GAException(
+          'tooManyRequests',
+          `too many announcements from ${remote.address}; at most ${settings.announceRate} a minute are accepted`,
+          { success: false },
+        );
+      }
+      let announced: { url: string; attributes?: AttributesRecord };
+      try {
+        announced = readAnnouncement(input);
+      } catch (e) {
+        await log(announcedUrlOf(input), remote, 'invalid', (e as Error).message);
+        throw e;
+      }
+      const { url, attributes } = announced;
+      // The log keeps the URL as it was announced; the list keeps its normal form.
+      const said = announcedUrlOf(input);
+      if (settings.policy === 'log') {
+        await log(said, remote, 'logged', 'policy log: announcements are recorded only');
+        return;
+      }
+      if (url === settings.ownUrl) {
+        await log(said, remote, 'refused', "this server's own public URL");
+        return;
+      }
+      if (await getPeer(registry, url)) {
+        await log(said, remote, 'listed', 'already in the peer list');
+        return;
+      }
+      if ((await countPeers(registry)) >= settings.maxPeers) {
+        await log(said, remote, 'full', `the list holds the maximum of ${settings.maxPeers} peers`);
+        return;
+      }
+      if (settings.policy === 'open') {
+        const added = await insertPeer(registry, url, attributes, 'announcement');
+        await log(said, remote, added ? 'added' : 'listed', added ? 'policy open' : 'already in the peer list');
+        return;
+      }
+      const check = running.get(url);
+      if (check) {
+        const entry = log(said, remote, 'pending', 'joined the check of this URL already running');
+        check.logIds.push(entry);
+        await entry;
+        return;
+      }
+      if (running.size >= settings.maxConcurrentVerifications) {
+        await log(said, remote, 'refused', 'too many checks running; announce again later');
+        return;
+      }
+      const logId = await log(said, remote, 'pending', 'checking GET /info');
+      startVerification(url, attributes, logId);
+    },
+
+    /** A body that could not be read at all (not JSON, wrong content type): logged, then refused. */
+    async refuseUnreadable(error: GAException, remote: Remote): Promise<never> {
+      if (!limiter.take(remote.address)) {
+        await log(null, remote, 'rate-limited');
+        throw new GAException('tooManyRequests', `too many announcements from ${remote.address}`, { success: false });
+      }
+      await log(null, remote, 'invalid', error.message);
+      throw unsuccessful(error);
+    },
+
+    /** Stops running verifications (they record why) and waits for them. */
+    async close(): Promise<void> {
+      stopping.abort();
+      await Promise.allSettled([...settling]);
+    },
+  };
+}
+
+export type PeerService = ReturnType<typeof peerService>;
+
+/**
+ * Attributes given on the command line: the wire form `{"attr": {...}}`, or plain
+ * `{"key": value or [values]}` with strings, numbers and booleans.
+ */
+export function attributesFromJson(text: string): AttributesRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`--attributes is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError('--attributes must be a JSON object');
+  const entries = Object.entries(value);
+  if (entries.length === 1 && entries[0][0] === 'attr') {
+    try {
+      return parseMessage<AttributesRecord>(Attributes, value).value;
+    } catch (e) {
+      throw new UserError(`--attributes: ${(e as Error).message}`);
+    }
+  }
+  const plain: Record<string, Array<string | number | boolean>> = {};
+  for (const [key, v] of entries) {
+    const values = Array.isArray(v) ? v : [v];
+    if (!values.every((x) => typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x)))) {
+      throw new UserError(`--attributes: '${key}' must be a string, number or boolean, or a list of them`);
+    }
+    plain[key] = values;
+  }
+  return attributesOf(plain);
+}
+
+/** A URL the operator typed, normalised, or a UserError saying what is wrong with it. */
+export function operatorUrl(raw: string, where = 'URL'): string {
+  const checked = normalisePeerUrl(raw);
+  if (!checked.ok) throw new UserError(`${where} ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '...' : raw)} ${checked.reason}`);
+  return checked.url;
+}
+
+/** The URLs of a seed file (`serve --peers`): one a line; blank lines and `#` comments are skipped. */
+export function readSeedFile(file: string): string[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UserError(`cannot read peer file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const urls: string[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    const entry = line.replace(/#.*/, '').trim();
+    if (entry) urls.push(operatorUrl(entry, `${file}:${i + 1}: URL`));
+  });
+  return urls;
+}
+
+/** Adds the seed file's URLs that are not listed yet (an operator's attributes are kept). */
+export async function seedPeers(registry: Registry, urls: string[]): Promise<number> {
+  let added = 0;
+  for (const url of urls) if (await insertPeer(registry, url, undefined, 'seed')) added++;
+  return added;
+}

@@ -1,0 +1,146 @@
+/**
+ * BGZF (blocked gzip) reading and writing, for VCF files.
+ *
+ * Reading: @gmod/tabix decompresses whole index chunks at once (a whole-chromosome chunk held ~210 MB
+ * and blocked the event loop for over a second, DEPENDENCIES.md), so the variant search reads forward
+ * from a virtual offset in bounded slices instead, and its caller stops as soon as a page is full.
+ *
+ * Writing: a plain VCF is compressed into BGZF beside the original so it can be indexed (tbi.ts).
+ */
+import { deflateRawSync, gunzipSync } from 'node:zlib';
+import type { GenericFilehandle } from 'generic-filehandle2';
+
+/** A position in a BGZF file: the compressed offset of a block, and an offset inside its data. */
+export interface VirtualOffset {
+  blockPosition: number;
+  dataPosition: number;
+}
+
+const HEADER_SIZE = 18;
+const MAX_SLICE = 1 << 20;
+
+/** The total size of the BGZF block at `at`, or undefined when its header is not all in `buf`. */
+function blockSizeAt(buf: Uint8Array, at: number, source: string): number | undefined {
+  if (at + HEADER_SIZE > buf.length) return undefined;
+  if (buf[at] !== 31 || buf[at + 1] !== 139 || (buf[at + 3] & 4) === 0) {
+    throw new Error(`${source} is not a BGZF file (bad block header at byte ${at})`);
+  }
+  return (buf[at + 16] | (buf[at + 17] << 8)) + 1;
+}
+
+/**
+ * Decompressed text of a BGZF file from a virtual offset onward, in pieces that end on a line
+ * boundary: each piece holds whole lines only. Reads at most about 1 MB of compressed data at a time,
+ * so a reader that stops early never pays for the rest of the file.
+ */
+export async function* readLinesFrom(
+  file: GenericFilehandle,
+  start: VirtualOffset,
+  source: string,
+): AsyncGenerator<Buffer> {
+  let position = start.blockPosition;
+  let skip = start.dataPosition;
+  let sliceSize = 64 * 1024;
+  let carry: Buffer = Buffer.alloc(0);
+  for (;;) {
+    const compressed = Buffer.from(await file.read(sliceSize, position));
+    // Keep whole blocks only; a block cut off by the slice is read again with the next slice.
+    let used = 0;
+    for (;;) {
+      const size = blockSizeAt(compressed, used, source);
+      if (size === undefined || used + size > compressed.length) break;
+      used += size;
+    }
+    if (used === 0) {
+      if (compressed.length < sliceSize) {
+        if (compressed.length > 0) throw new Error(`${source} ends in the middle of a BGZF block`);
+        break; // end of file
+      }
+      sliceSize = Math.min(sliceSize * 2, MAX_SLICE * 2);
+      continue;
+    }
+    position += used;
+    // gunzip reads concatenated members, so a run of whole blocks inflates in one call.
+    let data: Buffer = gunzipSync(compressed.subarray(0, used));
+    if (skip) {
+      data = data.subarray(skip);
+      skip = 0;
+    }
+    const lastNewline = data.lastIndexOf(10);
+    if (lastNewline === -1) carry = Buffer.concat([carry, data]);
+    else {
+      const piece = carry.length ? Buffer.concat([carry, data.subarray(0, lastNewline + 1)]) : data.subarray(0, lastNewline + 1);
+      carry = Buffer.from(data.subarray(lastNewline + 1));
+      yield piece;
+    }
+    if (compressed.length < sliceSize && used === compressed.length) break; // read to the end of the file
+    sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
+  }
+  if (carry.length) yield Buffer.concat([carry, Buffer.from('\n')]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Writing
+
+const BLOCK_DATA = 0xff00; // uncompressed bytes per block, as bgzip uses
+
+/** The empty block that ends every BGZF file. */
+const EOF_BLOCK = Buffer.from('1f8b08040000000000ff0600424302001b0003000000000000000000', 'hex');
+
+function crc32Table(): Uint32Array {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+}
+const CRC_TABLE = crc32Table();
+
+function crc32(data: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function block(data: Uint8Array): Buffer {
+  const deflated = deflateRawSync(data, { level: 6 });
+  const out = Buffer.alloc(HEADER_SIZE + deflated.length + 8);
+  out.set([31, 139, 8, 4, 0, 0, 0, 0, 0, 255, 6, 0, 66, 67, 2, 0], 0);
+  out.writeUInt16LE(out.length - 1, 16);
+  out.set(deflated, HEADER_SIZE);
+  out.writeUInt32LE(crc32(data), HEADER_SIZE + deflated.length);
+  out.writeUInt32LE(data.length, HEADER_SIZE + deflated.length + 4);
+  return out;
+}
+
+/**
+ * Compresses `data` into BGZF and returns the file with a function that maps an uncompressed offset
+ * to its virtual offset (for building the index).
+ */
+export function bgzfCompress(data: Buffer): { bytes: Buffer; virtualOffsetOf(offset: number): VirtualOffset } {
+  const blocks: Buffer[] = [];
+  const blockStarts: number[] = [];
+  let compressedSize = 0;
+  for (let at = 0; at < data.length; at += BLOCK_DATA) {
+    const b = block(data.subarray(at, Math.min(at + BLOCK_DATA, data.length)));
+    blockStarts.push(compressedSize);
+    blocks.push(b);
+    compressedSize += b.length;
+  }
+  blocks.push(EOF_BLOCK);
+  return {
+    bytes: Buffer.concat(blocks),
+    virtualOffsetOf(offset: number): VirtualOffset {
+      const index = Math.floor(offset / BLOCK_DATA);
+      if (index >= blockStarts.length) return { blockPosition: compressedSize, dataPosition: 0 };
+      return { blockPosition: blockStarts[index], dataPosition: offset - index * BLOCK_DATA };
+    },
+  };
+}
+
+/** BGZF-compresses a small buffer (an index file). */
+export function bgzfBytes(data: Buffer): Buffer {
+  return bgzfCompress(data).bytes;
+}

@@ -1,0 +1,130 @@
+import type { Command } from 'commander';
+import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import { withRegistry } from '../../registry/registry.js';
+import type { Area } from '../area.js';
+import { loadVariantSet, type VariantSetOptions } from './loader.js';
+import {
+  CallSet,
+  SearchCallSetsRequest,
+  SearchCallSetsResponse,
+  SearchVariantSetsRequest,
+  SearchVariantSetsResponse,
+  SearchVariantsRequest,
+  VariantSet,
+} from './messages.js';
+import { variantService, type JsonStream } from './service.js';
+import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
+import { openVcf, recordsIn } from './vcf-files.js';
+
+const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
+
+export const variantsArea: Area = {
+  name: 'variants',
+  migrations: variantMigrations,
+
+  routes({ registry, config }) {
+    const service = variantService(registry, config.paging);
+    return [
+      {
+        method: 'POST',
+        path: '/variantsets/search',
+        request: SearchVariantSetsRequest,
+        handle: async ({ body }) => pageReply(SearchVariantSetsResponse, await service.searchVariantSets(body)),
+      },
+      {
+        method: 'GET',
+        path: '/variantsets/{id}',
+        handle: async ({ params }) => recordReply(VariantSet, await service.getVariantSet(params.id)),
+      },
+      {
+        method: 'POST',
+        path: '/callsets/search',
+        request: SearchCallSetsRequest,
+        handle: async ({ body }) => pageReply(SearchCallSetsResponse, await service.searchCallSets(body)),
+      },
+      {
+        method: 'GET',
+        path: '/callsets/{id}',
+        handle: async ({ params }) => recordReply(CallSet, await service.getCallSet(params.id)),
+      },
+      {
+        method: 'POST',
+        path: '/variants/search',
+        request: SearchVariantsRequest,
+        handle: async ({ body }) => streamReply(await service.searchVariants(body)),
+      },
+      {
+        method: 'GET',
+        path: '/variants/{id}',
+        handle: async ({ params }) => streamReply(await service.getVariant(params.id)),
+      },
+    ];
+  },
+
+  commands(repo: Command) {
+    repo
+      .command('add-variantset')
+      .description('register bgzipped, indexed VCF files (or folders of them) as one variant set of a dataset')
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<dataset>', 'dataset the variant set belongs to')
+      .argument('<paths...>', '.vcf.gz/.vcf.bgz files with .tbi or .csi indexes, folders of them, or plain .vcf files (bgzipped and indexed beside themselves)')
+      .requiredOption('--referenceset <name>', 'the registered reference set the variants are called against')
+      .option('--name <name>', 'variant set name (default: the first file name without .vcf.gz, or the folder name)')
+      .option('--allow-missing-contigs', 'register even when the VCF has contigs the reference set lacks')
+      .action(
+        action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
+          const loaded = await withRegistry(location, (registry) => loadVariantSet(registry, dataset, paths, opts));
+          for (const file of loaded.createdFiles) say(`created ${file}`);
+          if (loaded.missingContigs.length) say(`note: contig(s) not in the reference set: ${loaded.missingContigs.join(', ')}`);
+          say(
+            `added variant set '${loaded.name}' to dataset '${dataset}': ${loaded.files} file(s), ${loaded.samples} call set(s), contigs ${loaded.contigs.join(', ') || '(none)'}`,
+          );
+        }),
+      );
+    repo
+      .command('remove-variantset')
+      .description('remove a variant set and its call sets (the VCF files stay where they are)')
+      .argument('<registry>')
+      .argument('<dataset>')
+      .argument('<name>')
+      .action(
+        action(async (location: string, dataset: string, name: string) => {
+          await withRegistry(location, (registry) => removeVariantSet(registry, dataset, name));
+          say(`removed variant set '${name}' from dataset '${dataset}'`);
+        }),
+      );
+  },
+
+  async inventory(registry) {
+    const rows: string[][] = [];
+    for (const set of await listVariantSets(registry, undefined, undefined)) {
+      const files = await listVariantSetFiles(registry, set.dataset_name, set.name);
+      const callSets = await listCallSets(registry, set.dataset_name, set.name, {}, undefined);
+      const contigs = [...new Set(files.flatMap((f) => JSON.parse(f.contigs) as string[]))];
+      rows.push([set.dataset_name, set.name, set.reference_set_name, String(files.length), String(callSets.length), contigs.join(',')]);
+    }
+    return [{ title: 'Variant sets', columns: ['dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
+  },
+
+  async check(registry) {
+    const problems: string[] = [];
+    for (const set of await listVariantSets(registry, undefined, undefined)) {
+      for (const file of await listVariantSetFiles(registry, set.dataset_name, set.name)) {
+        try {
+          // The first record of each contig proves the file and its index open and agree.
+          const vcf = openVcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
+          for (const contig of JSON.parse(file.contigs) as string[]) {
+            const records = recordsIn(vcf, contig, 0, Number.POSITIVE_INFINITY);
+            const first = await records.next();
+            await records.return(undefined);
+            if (first.done) throw new Error(`the index lists contig ${contig} but no record of it was found`);
+          }
+        } catch (e) {
+          problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${(e as Error).message} (${file.path})`);
+        }
+      }
+    }
+    return problems;
+  },
+};

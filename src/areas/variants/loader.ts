@@ -1,0 +1,200 @@
+/**
+ * `repo add-variantset`: registers bgzipped, indexed VCF files (or a folder of them) as one variant
+ * set. It reads each file's header and index, never its records: the samples become call sets, the
+ * header lines the set's metadata, the index's reference names the contigs checked against the
+ * chosen reference set. Nothing is registered unless every check passes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Registry } from '../../registry/registry.js';
+import { UserError } from '../../user-error.js';
+import { requireDataset } from '../datasets/store.js';
+import { getReferenceSetRow, listReferences } from '../references/store.js';
+import { bgzipAndIndex } from './tabix-write.js';
+import { parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js';
+import { openVcf, readHeaderText } from './vcf-files.js';
+import { insertVariantSet } from './store.js';
+
+export interface VariantSetOptions {
+  referenceset: string;
+  name?: string;
+  allowMissingContigs?: boolean;
+}
+
+export interface LoadedVariantSet {
+  name: string;
+  files: number;
+  samples: number;
+  contigs: string[];
+  /** Contigs the reference set lacks (registered anyway with --allow-missing-contigs). */
+  missingContigs: string[];
+  createdFiles: string[];
+}
+
+const COMPRESSED = /\.vcf\.(gz|bgz)$/i;
+const PLAIN = /\.vcf$/i;
+/** A plain VCF is compressed in memory; beyond this size the user is asked to bgzip it themselves. */
+const PLAIN_VCF_LIMIT = 512 * 1024 * 1024;
+
+/** The set name a path gives by default: the file name without .vcf(.gz), or the folder name. */
+export function defaultVariantSetName(location: string): string {
+  return path.basename(path.resolve(location)).replace(COMPRESSED, '').replace(PLAIN, '');
+}
+
+/** The VCF files a PATH argument names: itself, or the VCF files in a folder in name order. */
+function vcfFilesOf(location: string): string[] {
+  if (!fs.existsSync(location)) throw new UserError(`no such file or folder: ${location}`);
+  if (!fs.statSync(location).isDirectory()) return [path.resolve(location)];
+  const names = fs
+    .readdirSync(location)
+    .filter((n) => COMPRESSED.test(n) || PLAIN.test(n))
+    .sort();
+  // A plain VCF with its bgzipped copy beside it (made by an earlier load) counts once.
+  const files = names.filter((n) => !(PLAIN.test(n) && names.includes(`${n}.gz`)));
+  if (files.length === 0) throw new UserError(`no .vcf.gz, .vcf.bgz or .vcf files in ${location}`);
+  return files.map((n) => path.resolve(location, n));
+}
+
+/** A plain VCF is bgzipped and indexed beside itself (or the copy from an earlier load is reused). */
+function compressPlain(file: string, created: string[]): string {
+  const target = `${file}.gz`;
+  if (fs.existsSync(target)) return target;
+  const size = fs.statSync(file).size;
+  if (size > PLAIN_VCF_LIMIT) {
+    throw new UserError(`${file} is a plain VCF too large to compress here; run: bgzip ${file} && tabix -p vcf ${file}.gz`);
+  }
+  let result: { bgzf: Buffer; tbi: Buffer };
+  try {
+    result = bgzipAndIndex(fs.readFileSync(file), file);
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+  for (const [out, bytes] of [
+    [target, result.bgzf],
+    [`${target}.tbi`, result.tbi],
+  ] as const) {
+    try {
+      fs.writeFileSync(out, bytes, { flag: 'wx' });
+      created.push(out);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      throw new UserError(`cannot write ${out} beside the plain VCF (${code}); bgzip and index it yourself, or make the folder writable`);
+    }
+  }
+  return target;
+}
+
+function indexOf(file: string): { indexPath: string; indexKind: 'tbi' | 'csi' } {
+  if (fs.existsSync(`${file}.tbi`)) return { indexPath: `${file}.tbi`, indexKind: 'tbi' };
+  if (fs.existsSync(`${file}.csi`)) return { indexPath: `${file}.csi`, indexKind: 'csi' };
+  throw new UserError(`${file} has no index (${path.basename(file)}.tbi or .csi); create one with: tabix -p vcf ${file}`);
+}
+
+interface ScannedFile {
+  path: string;
+  indexPath: string;
+  indexKind: 'tbi' | 'csi';
+  header: VcfHeader;
+  contigs: string[];
+}
+
+async function scanFile(file: string, created: string[]): Promise<ScannedFile> {
+  const vcfPath = COMPRESSED.test(file) ? file : compressPlain(file, created);
+  const { indexPath, indexKind } = indexOf(vcfPath);
+  const vcf = openVcf({ path: vcfPath, indexPath, indexKind });
+  try {
+    const header = parseHeader(await readHeaderText(vcf.file, vcfPath), vcfPath);
+    const { refIdToName } = await vcf.index.getMetadata();
+    return { path: vcfPath, indexPath, indexKind, header, contigs: refIdToName.filter((n) => n !== undefined) };
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    throw new UserError(`cannot read ${vcfPath} with its index ${indexPath}: ${(e as Error).message}`);
+  }
+}
+
+function checkSamples(files: ScannedFile[]): string[] {
+  const [first] = files;
+  const samples = first.header.samples;
+  const seen = new Set<string>();
+  for (const s of samples) {
+    if (seen.has(s)) throw new UserError(`${first.path} names sample '${s}' twice; call set names must be unique`);
+    seen.add(s);
+  }
+  for (const other of files.slice(1)) {
+    const theirs = other.header.samples;
+    const at = theirs.findIndex((s, i) => s !== samples[i]);
+    if (theirs.length !== samples.length || at !== -1) {
+      const i = at === -1 ? Math.min(theirs.length, samples.length) : at;
+      throw new UserError(
+        `the samples of ${other.path} differ from those of ${first.path} (column ${i + 1}: '${theirs[i] ?? '(none)'}' vs '${samples[i] ?? '(none)'}'); every file of a variant set must carry the same samples in the same order`,
+      );
+    }
+  }
+  return samples;
+}
+
+/** Header lines of every file, each key once (the first file's line wins), in order of appearance. */
+function mergedMetadata(files: ScannedFile[]): MetadataEntry[] {
+  const out: MetadataEntry[] = [];
+  const keys = new Set<string>();
+  for (const file of files) {
+    for (const entry of file.header.metadata) {
+      const key = entry.id === undefined ? `${entry.key}=${entry.value}` : entry.key;
+      if (keys.has(key)) continue;
+      keys.add(key);
+      out.push(entry);
+    }
+  }
+  return out;
+}
+
+export async function loadVariantSet(
+  registry: Registry,
+  datasetName: string,
+  locations: string[],
+  options: VariantSetOptions,
+): Promise<LoadedVariantSet> {
+  await requireDataset(registry, datasetName);
+  const referenceSet = await getReferenceSetRow(registry, options.referenceset);
+  if (!referenceSet) {
+    throw new UserError(`no reference set '${options.referenceset}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
+  }
+  const name = options.name ?? defaultVariantSetName(locations[0]);
+  if (!name) throw new UserError(`cannot derive a variant set name from ${locations[0]}; give one with --name`);
+  const paths = [...new Set(locations.flatMap(vcfFilesOf))];
+  const created: string[] = [];
+  try {
+    const files: ScannedFile[] = [];
+    for (const p of paths) files.push(await scanFile(p, created));
+    const samples = checkSamples(files);
+    const known = new Set((await listReferences(registry, { referenceSetName: referenceSet.name }, undefined)).map((r) => r.name));
+    const contigs = [...new Set(files.flatMap((f) => f.contigs))];
+    const missing = contigs.filter((c) => !known.has(c));
+    if (missing.length && !options.allowMissingContigs) {
+      throw new UserError(
+        `contig(s) ${missing.join(', ')} of the VCF are not in reference set '${referenceSet.name}'; choose the matching reference set, or register anyway with --allow-missing-contigs`,
+      );
+    }
+    await insertVariantSet(registry, {
+      set: {
+        dataset_name: datasetName,
+        name,
+        reference_set_name: referenceSet.name,
+        metadata: JSON.stringify(mergedMetadata(files)),
+      },
+      files: files.map((f, ordinal) => ({
+        ordinal,
+        path: f.path,
+        index_path: f.indexPath,
+        index_kind: f.indexKind,
+        contigs: JSON.stringify(f.contigs),
+      })),
+      samples,
+    });
+    return { name, files: files.length, samples: samples.length, contigs, missingContigs: missing, createdFiles: created };
+  } catch (e) {
+    // Nothing was registered: leave behind no file this load created.
+    for (const file of created) fs.rmSync(file, { force: true });
+    throw e;
+  }
+}

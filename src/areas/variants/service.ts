@@ -1,0 +1,289 @@
+/**
+ * The variant area: variant sets, call sets, and variants with their calls, read from the registered
+ * VCF files on each request. Searches of variants answer as a stream of JSON text (a page of 1000
+ * Genomes variants with every call is megabytes), written while the file is read, and stop reading
+ * once the page is full and the look-ahead record is found.
+ */
+import { GAException, notFound } from '../../protocol/errors.js';
+import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import {
+  encodePageToken,
+  isNonNegativeInteger,
+  isString,
+  keysetCursor,
+  type PageQuery,
+  type PagingLimits,
+} from '../../protocol/paging.js';
+import { attributesOf } from '../../protocol/common.js';
+import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply.js';
+import type { NamingForm } from '../../protocol/schema.js';
+import type { Registry } from '../../registry/registry.js';
+import { datasetId, datasetNameOf } from '../datasets/service.js';
+import { referenceSetId } from '../references/service.js';
+import {
+  SearchVariantsResponse,
+  type CallSetRecord,
+  type SearchVariantsQuery,
+  type VariantSetMetadataRecord,
+  type VariantSetRecord,
+} from './messages.js';
+import {
+  getCallSetRow,
+  getVariantSetRow,
+  listCallSets,
+  listVariantSetFiles,
+  listVariantSets,
+  type CallSetRow,
+  type VariantSetRow,
+} from './store.js';
+import { alleleDigest, VariantWriter } from './variant-writer.js';
+import { fieldTypesOf, type MetadataEntry } from './vcf-header.js';
+import { recordsIn, VcfFileCache, type RawRecord, type VcfFileRef } from './vcf-files.js';
+
+export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
+export const callSetId = (datasetName: string, setName: string, sample: string) => encodeId([datasetName, 'vs', setName, sample]);
+
+/** JSON text written in pieces, for replies too large to build in memory. */
+export interface JsonStream {
+  write(sink: JsonSink, form: NamingForm): Promise<void>;
+}
+
+export function toMetadataRecord(entry: MetadataEntry): VariantSetMetadataRecord {
+  const extra: Record<string, string[]> = {};
+  for (const [k, v] of entry.extra ?? []) (extra[k] ??= []).push(v);
+  const { extra: _, ...fields } = entry;
+  return entry.extra ? { ...fields, attributes: attributesOf(extra) } : fields;
+}
+
+export function toVariantSetRecord(row: VariantSetRow): VariantSetRecord {
+  return {
+    id: variantSetId(row.dataset_name, row.name),
+    name: row.name,
+    datasetId: datasetId(row.dataset_name),
+    referenceSetId: referenceSetId(row.reference_set_name),
+    metadata: (JSON.parse(row.metadata) as MetadataEntry[]).map(toMetadataRecord),
+  };
+}
+
+export const toCallSetRecord = (row: CallSetRow): CallSetRecord => ({
+  id: callSetId(row.dataset_name, row.variant_set_name, row.name),
+  name: row.name,
+  variantSetIds: [variantSetId(row.dataset_name, row.variant_set_name)],
+});
+
+/** What serving one variant set needs, built once from the registry and kept while it is unchanged. */
+interface VariantSetContext {
+  row: VariantSetRow;
+  id: string;
+  files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
+  sampleOrdinal: Map<string, number>;
+  writer: VariantWriter;
+}
+
+/** A place in the results: [file ordinal, 0-based start, records at that start already returned]. */
+type VariantPosition = [number, number, number];
+const isVariantPosition = (p: unknown): p is VariantPosition =>
+  Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
+
+const CONTEXT_CACHE_SIZE = 32;
+const FLUSH_BYTES = 256 * 1024;
+
+export function variantService(registry: Registry, limits: PagingLimits, files = new VcfFileCache()) {
+  const contexts = new Map<string, VariantSetContext>();
+
+  async function contextOf(datasetName: string, name: string, id: string): Promise<VariantSetContext> {
+    const row = await getVariantSetRow(registry, datasetName, name);
+    if (!row) throw notFound('variant set', id);
+    const key = `${datasetName}\0${name}`;
+    const cached = contexts.get(key);
+    // A set removed and added again has a new created_at: rebuild then.
+    if (cached && cached.row.created_at === row.created_at) {
+      contexts.delete(key);
+      contexts.set(key, cached);
+      return cached;
+    }
+    const [fileRows, callSetRows] = await Promise.all([
+      listVariantSetFiles(registry, datasetName, name),
+      listCallSets(registry, datasetName, name, {}, undefined),
+    ]);
+    const vsId = variantSetId(datasetName, name);
+    const names = callSetRows.map((r) => r.name);
+    const context: VariantSetContext = {
+      row,
+      id: vsId,
+      files: fileRows.map((f) => ({
+        ordinal: f.ordinal,
+        path: f.path,
+        indexPath: f.index_path,
+        indexKind: f.index_kind,
+        contigs: new Set(JSON.parse(f.contigs) as string[]),
+      })),
+      sampleOrdinal: new Map(names.map((n, i) => [n, i])),
+      writer: new VariantWriter(
+        datasetName,
+        name,
+        vsId,
+        { names, ids: names.map((n) => callSetId(datasetName, name, n)) },
+        fieldTypesOf(JSON.parse(row.metadata) as MetadataEntry[]),
+      ),
+    };
+    contexts.set(key, context);
+    if (contexts.size > CONTEXT_CACHE_SIZE) contexts.delete(contexts.keys().next().value!);
+    return context;
+  }
+
+  async function contextOfId(id: string): Promise<VariantSetContext> {
+    const [datasetName, kind, name] = decodeId(id, IdKinds.variantSet);
+    if (kind !== 'vs') throw notFound('variant set', id);
+    return contextOf(datasetName, name, id);
+  }
+
+  /** The variants of a reference in result order, each with its position, after `after` when given. */
+  async function* variantsOf(
+    context: VariantSetContext,
+    referenceName: string,
+    start: number,
+    end: number,
+    after?: VariantPosition,
+  ): AsyncGenerator<{ record: RawRecord; position: VariantPosition }> {
+    for (const file of context.files) {
+      if (after && file.ordinal < after[0]) continue;
+      if (!file.contigs.has(referenceName)) continue;
+      const resume = after && file.ordinal === after[0] ? after : undefined;
+      let lastStart = -1;
+      let atStart = 0;
+      for await (const record of recordsIn(files.get(file), referenceName, start, end, resume?.[1])) {
+        if (record.start === lastStart) atStart++;
+        else {
+          lastStart = record.start;
+          atStart = 1;
+        }
+        if (resume && record.start === resume[1] && atStart <= resume[2]) continue;
+        yield { record, position: [file.ordinal, record.start, atStart] };
+      }
+    }
+  }
+
+  /** The sample columns a callSetIds list asks for, in call-set order; 404 for an id of another set. */
+  function samplesOf(context: VariantSetContext, ids: string[] | undefined): number[] | 'all' {
+    if (ids === undefined) return 'all';
+    const chosen = new Set<number>();
+    for (const id of ids) {
+      const [datasetName, kind, setName, sample] = decodeId(id, IdKinds.callSet);
+      const ordinal = context.sampleOrdinal.get(sample);
+      if (kind !== 'vs' || datasetName !== context.row.dataset_name || setName !== context.row.name || ordinal === undefined) {
+        throw new GAException('notFound', `call set '${id}' in field 'callSetIds' is not a call set of variant set '${context.id}'`);
+      }
+      chosen.add(ordinal);
+    }
+    return [...chosen].sort((a, b) => a - b);
+  }
+
+  return {
+    async searchVariantSets(request: { datasetId: string } & PageQuery): Promise<SearchPage<VariantSetRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('variantsets', { ...request }, limits, isString);
+      const datasetName = await datasetNameOf(registry, request.datasetId);
+      const rows = await listVariantSets(registry, datasetName, after, pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, toVariantSetRecord, (r) => r.name);
+    },
+
+    getVariantSet: async (id: string) => toVariantSetRecord((await contextOfId(id)).row),
+
+    async searchCallSets(
+      request: { variantSetId: string; name?: string; biosampleId?: string } & PageQuery,
+    ): Promise<SearchPage<CallSetRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('callsets', { ...request }, limits, isNonNegativeInteger);
+      const { row } = await contextOfId(request.variantSetId);
+      // Call sets loaded from VCF carry no biosample, so a biosampleId filter matches none of them.
+      const rows =
+        request.biosampleId !== undefined
+          ? []
+          : await listCallSets(registry, row.dataset_name, row.name, { name: request.name }, after, pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, toCallSetRecord, (r) => r.ordinal);
+    },
+
+    async getCallSet(id: string): Promise<CallSetRecord> {
+      const [datasetName, kind, setName, sample] = decodeId(id, IdKinds.callSet);
+      const row = kind === 'vs' ? await getCallSetRow(registry, datasetName, setName, sample) : undefined;
+      if (!row) throw notFound('call set', id);
+      return toCallSetRecord(row);
+    },
+
+    /**
+     * Checks the request and opens the set (every 400 and 404 happens here, before any text is
+     * written), then returns the page as a stream.
+     */
+    async searchVariants(request: SearchVariantsQuery): Promise<JsonStream> {
+      const { pageSize, fingerprint, after } = keysetCursor('variants', { ...request }, limits, isVariantPosition);
+      const start = request.start ?? 0;
+      const requestedEnd = request.end ?? 0;
+      if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);
+      if (requestedEnd < 0) throw new GAException('invalidRequest', `field 'end' must not be negative (got ${requestedEnd})`);
+      if (requestedEnd !== 0 && requestedEnd < start) {
+        throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
+      }
+      const end = requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd;
+      const context = await contextOfId(request.variantSetId);
+      const samples = samplesOf(context, request.callSetIds);
+      const budget = limits.pageByteBudget;
+      const response = SearchVariantsResponse;
+
+      return {
+        async write(sink, form) {
+          const variants = variantsOf(context, request.referenceName, start, end, after);
+          let pending = '{' + response.listKey[form] + ':[';
+          let written = 0;
+          let bytes = 0;
+          let last: VariantPosition | undefined;
+          let more = false;
+          try {
+            for await (const { record, position } of variants) {
+              if (written === pageSize || (written > 0 && bytes >= budget)) {
+                more = true; // look-ahead: a record follows the last one written
+                break;
+              }
+              const text = context.writer.write(record.line, samples, form);
+              pending += (written ? ',' : '') + text;
+              written++;
+              bytes += text.length;
+              last = position;
+              if (pending.length >= FLUSH_BYTES) {
+                await sink.write(pending);
+                pending = '';
+              }
+            }
+          } finally {
+            await variants.return(undefined);
+          }
+          pending += ']';
+          if (more && last) pending += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
+          await sink.write(pending + '}');
+        },
+      };
+    },
+
+    /** Finds the variant an id names (404 when it is gone) and returns it, with every call, as a stream. */
+    async getVariant(id: string): Promise<JsonStream> {
+      const [datasetName, kind, setName, referenceName, startText, digest] = decodeId(id, IdKinds.variant);
+      const start = Number(startText);
+      if (kind !== 'vs' || !isNonNegativeInteger(start) || String(start) !== startText) throw notFound('variant', id);
+      const context = await contextOf(datasetName, setName, id).catch(() => {
+        throw notFound('variant', id);
+      });
+      let line: string | undefined;
+      for await (const { record } of variantsOf(context, referenceName, start, start + 1)) {
+        if (record.start !== start) continue;
+        const [, , , ref, alt] = record.line.split('\t', 5);
+        if (alleleDigest(ref, alt) === digest) {
+          line = record.line;
+          break;
+        }
+      }
+      if (line === undefined) throw notFound('variant', id);
+      const found = line;
+      return { write: async (sink, form) => sink.write(context.writer.write(found, 'all', form)) };
+    },
+  };
+}
+
+export type VariantService = ReturnType<typeof variantService>;

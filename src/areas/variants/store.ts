@@ -1,0 +1,195 @@
+/**
+ * Variant sets in the registry: the set (with its header metadata), its files with the contigs each
+ * holds, and its call sets (samples, in VCF column order). The VCF files themselves stay where they are.
+ */
+import type { Kysely } from 'kysely';
+import type { Migration } from '../../registry/migrations.js';
+import type { Registry } from '../../registry/registry.js';
+import { UserError } from '../../user-error.js';
+
+export interface VariantTables {
+  variant_set: {
+    dataset_name: string;
+    name: string;
+    reference_set_name: string;
+    /** JSON array of MetadataEntry (vcf-header.ts), one per header line. */
+    metadata: string;
+    created_at: string;
+  };
+  variant_set_file: {
+    dataset_name: string;
+    variant_set_name: string;
+    /** Position in the set, from 0: files are searched in this order. */
+    ordinal: number;
+    path: string;
+    index_path: string;
+    /** 'tbi' or 'csi'. */
+    index_kind: string;
+    /** JSON array of the reference names the index lists. */
+    contigs: string;
+  };
+  call_set: {
+    dataset_name: string;
+    variant_set_name: string;
+    /** The sample's column in the VCF, from 0: call sets and calls are in this order. */
+    ordinal: number;
+    name: string;
+  };
+}
+
+const setKey = ['dataset_name', 'variant_set_name'] as const;
+
+export const variantMigrations: Migration[] = [
+  {
+    version: 3,
+    name: 'variant sets',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('variant_set')
+        .addColumn('dataset_name', 'text', (c) => c.notNull().references('dataset.name').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('reference_set_name', 'text', (c) => c.notNull().references('reference_set.name').onDelete('restrict'))
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('variant_set_pk', ['dataset_name', 'name'])
+        .execute();
+      await db.schema.createIndex('variant_set_by_reference_set').on('variant_set').column('reference_set_name').execute();
+      await db.schema
+        .createTable('variant_set_file')
+        .addColumn('dataset_name', 'text', (c) => c.notNull())
+        .addColumn('variant_set_name', 'text', (c) => c.notNull())
+        .addColumn('ordinal', 'integer', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('index_path', 'text', (c) => c.notNull())
+        .addColumn('index_kind', 'text', (c) => c.notNull())
+        .addColumn('contigs', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('variant_set_file_pk', [...setKey, 'ordinal'])
+        .addForeignKeyConstraint('variant_set_file_set', [...setKey], 'variant_set', ['dataset_name', 'name'], (fk) => fk.onDelete('cascade'))
+        .execute();
+      await db.schema
+        .createTable('call_set')
+        .addColumn('dataset_name', 'text', (c) => c.notNull())
+        .addColumn('variant_set_name', 'text', (c) => c.notNull())
+        .addColumn('ordinal', 'integer', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('call_set_pk', [...setKey, 'ordinal'])
+        .addUniqueConstraint('call_set_name_unique', [...setKey, 'name'])
+        .addForeignKeyConstraint('call_set_set', [...setKey], 'variant_set', ['dataset_name', 'name'], (fk) => fk.onDelete('cascade'))
+        .execute();
+    },
+  },
+];
+
+export type VariantSetRow = VariantTables['variant_set'];
+export type VariantSetFileRow = VariantTables['variant_set_file'];
+export type CallSetRow = VariantTables['call_set'];
+
+export interface NewVariantSet {
+  set: Omit<VariantSetRow, 'created_at'>;
+  files: Array<Omit<VariantSetFileRow, 'dataset_name' | 'variant_set_name'>>;
+  samples: string[];
+}
+
+/** Records a variant set, its files and call sets in one transaction. */
+export async function insertVariantSet(registry: Registry, input: NewVariantSet): Promise<void> {
+  const { set, files, samples } = input;
+  const owner = { dataset_name: set.dataset_name, variant_set_name: set.name };
+  await registry.db.transaction().execute(async (trx) => {
+    const existing = await trx
+      .selectFrom('variant_set')
+      .select('name')
+      .where('dataset_name', '=', set.dataset_name)
+      .where('name', '=', set.name)
+      .executeTakeFirst();
+    if (existing) throw new UserError(`variant set '${set.name}' already exists in dataset '${set.dataset_name}'; choose another with --name`);
+    await trx.insertInto('variant_set').values({ ...set, created_at: new Date().toISOString() }).execute();
+    await trx
+      .insertInto('variant_set_file')
+      .values(files.map((f) => ({ ...f, ...owner })))
+      .execute();
+    for (let i = 0; i < samples.length; i += 500) {
+      await trx
+        .insertInto('call_set')
+        .values(samples.slice(i, i + 500).map((name, j) => ({ ...owner, ordinal: i + j, name })))
+        .execute();
+    }
+  });
+}
+
+export async function getVariantSetRow(registry: Registry, datasetName: string, name: string): Promise<VariantSetRow | undefined> {
+  return registry.db
+    .selectFrom('variant_set')
+    .selectAll()
+    .where('dataset_name', '=', datasetName)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+/** Variant sets by (dataset, name); `after` is the name of the last one seen within the dataset. */
+export async function listVariantSets(
+  registry: Registry,
+  datasetName: string | undefined,
+  after: string | undefined,
+  limit?: number,
+): Promise<VariantSetRow[]> {
+  let q = registry.db.selectFrom('variant_set').selectAll().orderBy('dataset_name').orderBy('name');
+  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
+  if (after !== undefined) q = q.where('name', '>', after);
+  if (limit !== undefined) q = q.limit(limit);
+  return q.execute();
+}
+
+export async function listVariantSetFiles(registry: Registry, datasetName: string, setName: string): Promise<VariantSetFileRow[]> {
+  return registry.db
+    .selectFrom('variant_set_file')
+    .selectAll()
+    .where('dataset_name', '=', datasetName)
+    .where('variant_set_name', '=', setName)
+    .orderBy('ordinal')
+    .execute();
+}
+
+export interface CallSetFilter {
+  name?: string;
+}
+
+export async function listCallSets(
+  registry: Registry,
+  datasetName: string,
+  setName: string,
+  filter: CallSetFilter,
+  after: number | undefined,
+  limit?: number,
+): Promise<CallSetRow[]> {
+  let q = registry.db
+    .selectFrom('call_set')
+    .selectAll()
+    .where('dataset_name', '=', datasetName)
+    .where('variant_set_name', '=', setName)
+    .orderBy('ordinal');
+  if (filter.name !== undefined) q = q.where('name', '=', filter.name);
+  if (after !== undefined) q = q.where('ordinal', '>', after);
+  if (limit !== undefined) q = q.limit(limit);
+  return q.execute();
+}
+
+export async function getCallSetRow(registry: Registry, datasetName: string, setName: string, name: string): Promise<CallSetRow | undefined> {
+  return registry.db
+    .selectFrom('call_set')
+    .selectAll()
+    .where('dataset_name', '=', datasetName)
+    .where('variant_set_name', '=', setName)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+export async function removeVariantSet(registry: Registry, datasetName: string, name: string): Promise<void> {
+  const result = await registry.db
+    .deleteFrom('variant_set')
+    .where('dataset_name', '=', datasetName)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) {
+    throw new UserError(`no variant set '${name}' in dataset '${datasetName}' of ${registry.location}`);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Reading records from bgzipped, indexed VCF files: the index (tabix .tbi or .csi, parsed by
+ * @gmod/tabix) finds where a region starts; the records are then read forward from there in bounded
+ * slices (bgzf.ts) and the caller stops once it has what it needs.
+ */
+import { CSI, TBI } from '@gmod/tabix';
+import type { GenericFilehandle } from 'generic-filehandle2';
+import { openFile } from '../../files.js';
+import { readLinesFrom } from './bgzf.js';
+
+type IndexReader = TBI | CSI;
+
+export interface VcfFileRef {
+  path: string;
+  indexPath: string;
+  indexKind: string;
+}
+
+export interface OpenVcf {
+  source: string;
+  file: GenericFilehandle;
+  index: IndexReader;
+}
+
+export function openVcf(ref: VcfFileRef): OpenVcf {
+  const indexHandle = openFile(ref.indexPath);
+  return {
+    source: ref.path,
+    file: openFile(ref.path),
+    index: ref.indexKind === 'csi' ? new CSI({ filehandle: indexHandle }) : new TBI({ filehandle: indexHandle }),
+  };
+}
+
+/** Open files and their parsed indexes, the least recently used dropped beyond a bound. */
+export class VcfFileCache {
+  private readonly open = new Map<string, OpenVcf>();
+  constructor(private readonly limit = 256) {}
+
+  get(ref: VcfFileRef): OpenVcf {
+    const key = `${ref.path}\0${ref.indexPath}`;
+    let entry = this.open.get(key);
+    if (entry) this.open.delete(key);
+    else entry = openVcf(ref);
+    this.open.set(key, entry);
+    if (this.open.size > this.limit) this.open.delete(this.open.keys().next().value!);
+    return entry;
+  }
+}
+
+/** A data line of a VCF, with the fields the scan itself needs parsed from its bytes. */
+export interface RawRecord {
+  /** 0-based start (VCF POS - 1). */
+  start: number;
+  /** start + length of REF. */
+  end: number;
+  line: string;
+}
+
+const TAB = 9;
+const NEWLINE = 10;
+
+/**
+ * Records of `refName` overlapping [start, end) (end = start + length of REF), in file order, beginning
+ * with those at `from` or later when given (for continuing a page). Reading stops at the first record
+ * at or past `end`, or at the next reference.
+ */
+export async function* recordsIn(
+  vcf: OpenVcf,
+  refName: string,
+  start: number,
+  end: number,
+  from?: number,
+): AsyncGenerator<RawRecord> {
+  const seekAt = from ?? start;
+  const { maxRefLength } = await vcf.index.getMetadata();
+  if (seekAt >= maxRefLength) return;
+  const chunks = await vcf.index.blocksForRange(refName, seekAt, Math.min(end, maxRefLength), {});
+  if (chunks.length === 0) return;
+  const refBytes = Buffer.from(refName, 'utf8');
+  let seenRef = false;
+  for await (const piece of readLinesFrom(vcf.file, chunks[0].minv, vcf.source)) {
+    let lineStart = 0;
+    while (lineStart < piece.length) {
+      let lineEnd = piece.indexOf(NEWLINE, lineStart);
+      if (lineEnd === -1) lineEnd = piece.length;
+      const next = lineEnd + 1;
+      let contentEnd = lineEnd;
+      if (contentEnd > lineStart && piece[contentEnd - 1] === 13) contentEnd--; // CRLF files
+      if (contentEnd === lineStart || piece[lineStart] === 35 /* # */) {
+        lineStart = next;
+        continue;
+      }
+      const tab1 = piece.indexOf(TAB, lineStart);
+      if (tab1 === -1 || tab1 > contentEnd) throw new Error(`${vcf.source}: a data line has no tab`);
+      const sameRef = tab1 - lineStart === refBytes.length && piece.compare(refBytes, 0, refBytes.length, lineStart, tab1) === 0;
+      if (!sameRef) {
+        if (seenRef) return; // sorted files: the next reference has begun
+        lineStart = next;
+        continue;
+      }
+      seenRef = true;
+      const tab2 = piece.indexOf(TAB, tab1 + 1);
+      const tab3 = tab2 === -1 ? -1 : piece.indexOf(TAB, tab2 + 1);
+      const tab4 = tab3 === -1 ? -1 : piece.indexOf(TAB, tab3 + 1);
+      if (tab4 === -1 || tab4 > contentEnd) throw new Error(`${vcf.source}: a data line has fewer than 5 columns`);
+      let pos = 0;
+      for (let i = tab1 + 1; i < tab2; i++) {
+        const digit = piece[i] - 48;
+        if (digit < 0 || digit > 9) throw new Error(`${vcf.source}: POS is not a number on a ${refName} line`);
+        pos = pos * 10 + digit;
+      }
+      const recordStart = pos - 1;
+      if (recordStart >= end) return;
+      const recordEnd = recordStart + (tab4 - tab3 - 1);
+      // Overlap, including a record that begins before the window and reaches into it (a deletion).
+      if (recordEnd > start && (from === undefined || recordStart >= from)) {
+        yield { start: recordStart, end: recordEnd, line: piece.toString('utf8', lineStart, contentEnd) };
+      }
+      lineStart = next;
+    }
+  }
+}
+
+/** The header text of a bgzipped VCF: every line from the start of the file up to #CHROM. */
+export async function readHeaderText(file: GenericFilehandle, source: string): Promise<string> {
+  const parts: string[] = [];
+  for await (const piece of readLinesFrom(file, { blockPosition: 0, dataPosition: 0 }, source)) {
+    const text = piece.toString('utf8');
+    const chrom = text.startsWith('#CHROM') ? 0 : text.indexOf('\n#CHROM');
+    if (chrom !== -1) {
+      const lineEnd = text.indexOf('\n', chrom + 1);
+      parts.push(text.slice(0, lineEnd === -1 ? text.length : lineEnd + 1));
+      return parts.join('');
+    }
+    if (parts.length === 0 && !text.startsWith('#')) break;
+    parts.push(text);
+  }
+  throw new Error(`${source} has no #CHROM header line; is it a VCF file?`);
+}

@@ -1,0 +1,120 @@
+/**
+ * The VCF header: its meta-information lines become VariantSetMetadata entries, its #CHROM line names
+ * the samples (call sets), and its INFO/FORMAT definitions say how values are typed on the wire.
+ */
+
+/** One header line as a VariantSetMetadata entry (camelCase record, extra pairs in `extra`). */
+export interface MetadataEntry {
+  key: string;
+  value?: string;
+  id?: string;
+  type?: string;
+  number?: string;
+  description?: string;
+  /** The remaining key=value pairs of a structured line (e.g. a contig's length), in file order. */
+  extra?: Array<[string, string]>;
+}
+
+export interface VcfHeader {
+  metadata: MetadataEntry[];
+  samples: string[];
+}
+
+/** Splits `ID=x,Number=1,Description="a, b"` into pairs, honouring quotes and backslash escapes. */
+function structuredPairs(body: string): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  let i = 0;
+  while (i < body.length) {
+    const eq = body.indexOf('=', i);
+    if (eq === -1) break;
+    const key = body.slice(i, eq).trim();
+    let value = '';
+    let j = eq + 1;
+    if (body[j] === '"') {
+      j++;
+      while (j < body.length && body[j] !== '"') {
+        if (body[j] === '\\' && j + 1 < body.length) j++;
+        value += body[j++];
+      }
+      j++; // closing quote
+      while (j < body.length && body[j] !== ',') j++;
+    } else {
+      const comma = body.indexOf(',', j);
+      const stop = comma === -1 ? body.length : comma;
+      value = body.slice(j, stop);
+      j = stop;
+    }
+    pairs.push([key, value]);
+    i = j + 1;
+  }
+  return pairs;
+}
+
+/** One `##` line as a metadata entry; structured lines get the key `<KIND>.<ID>` (e.g. `INFO.DP`). */
+export function metadataOf(line: string): MetadataEntry | undefined {
+  const text = line.replace(/^##/, '');
+  const eq = text.indexOf('=');
+  if (eq <= 0) return undefined;
+  const kind = text.slice(0, eq);
+  const rest = text.slice(eq + 1);
+  if (!(rest.startsWith('<') && rest.endsWith('>'))) return { key: kind, value: rest };
+  const pairs = structuredPairs(rest.slice(1, -1));
+  const entry: MetadataEntry = { key: kind };
+  const extra: Array<[string, string]> = [];
+  for (const [k, v] of pairs) {
+    if (k === 'ID') entry.id = v;
+    else if (k === 'Type') entry.type = v;
+    else if (k === 'Number') entry.number = v;
+    else if (k === 'Description') entry.description = v;
+    else extra.push([k, v]);
+  }
+  if (entry.id !== undefined) entry.key = `${kind}.${entry.id}`;
+  if (extra.length) entry.extra = extra;
+  return entry;
+}
+
+/** Parses the header text (every line up to and including #CHROM). */
+export function parseHeader(text: string, source: string): VcfHeader {
+  const metadata: MetadataEntry[] = [];
+  let samples: string[] | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    if (line.startsWith('##')) {
+      const entry = metadataOf(line);
+      if (entry) metadata.push(entry);
+    } else if (line.startsWith('#CHROM')) {
+      const columns = line.split('\t');
+      if (columns.length < 8) throw new Error(`${source}: the #CHROM line has fewer than 8 columns`);
+      samples = columns.slice(9);
+      break;
+    }
+  }
+  if (!samples) throw new Error(`${source} has no #CHROM header line; is it a VCF file?`);
+  if (!metadata.some((m) => m.key === 'fileformat' && m.value?.startsWith('VCF'))) {
+    throw new Error(`${source} has no ##fileformat=VCF... line; is it a VCF file?`);
+  }
+  return { metadata, samples };
+}
+
+/** How a value of an INFO or FORMAT field is written: the header's Type, defaulting to String. */
+export type ValueType = 'Integer' | 'Float' | 'Flag' | 'String';
+
+export interface FieldTypes {
+  info: Map<string, ValueType>;
+  format: Map<string, ValueType>;
+}
+
+function valueType(type: string | undefined): ValueType {
+  return type === 'Integer' || type === 'Float' || type === 'Flag' ? type : 'String';
+}
+
+export function fieldTypesOf(metadata: MetadataEntry[]): FieldTypes {
+  const info = new Map<string, ValueType>();
+  const format = new Map<string, ValueType>();
+  for (const m of metadata) {
+    if (m.id === undefined) continue;
+    if (m.key === `INFO.${m.id}` && !info.has(m.id)) info.set(m.id, valueType(m.type));
+    if (m.key === `FORMAT.${m.id}` && !format.has(m.id)) format.set(m.id, valueType(m.type));
+  }
+  return { info, format };
+}
