@@ -10,7 +10,7 @@ DEMO=demo
 REGISTRY=$DEMO/registry.sqlite
 rm -rf "$DEMO"
 mkdir -p "$DEMO"
-cp -r testdata/ga4gh-server testdata/compliance "$DEMO"/
+cp -r testdata/ga4gh-server testdata/compliance testdata/rna "$DEMO"/
 chmod -R u+w "$DEMO"
 D=$DEMO/ga4gh-server
 
@@ -36,8 +36,7 @@ for example in example_1 example_2 example_3 example_4; do
   ga4gh repo add-variantset "$REGISTRY" demo "$V/$example" --referenceset NCBI37 --allow-missing-contigs
 done
 
-# RNA quantifications (rna area): one set holding the sample tables of every supported format. The
-# loader only reads them, so testdata/rna is used in place.
+# RNA quantifications (rna area): one set holding the sample tables of every supported format.
 ga4gh repo add-rnaquantificationset "$REGISTRY" demo rnaseq --description "Sample quantification tables"
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/abundance.trimmed.txt" --name kallisto-sample \
   --program kallisto:0.43.1 --biosample-id sample1
@@ -45,8 +44,8 @@ ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/cufflinks.txt" --na
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/datasets/dataset1/rnaQuant/rsem_test_data.tsv" --name rsem-genes
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/compliance/rna_brca1.tsv" --name brca1-isoforms \
   --biosample-id sample2
-ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq testdata/rna/quant.sf --name salmon-sample --biosample-id sample2
-ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq testdata/rna/sample1.isoforms.results --name rsem-isoforms \
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/quant.sf" --name salmon-sample --biosample-id sample2
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/sample1.isoforms.results" --name rsem-isoforms \
   --units FPKM --biosample-id sample1
 
 # Peers (peer area): one example entry in the peer list, as an operator would add a known server.
