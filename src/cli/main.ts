@@ -2,7 +2,9 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { startServer } from '../app.js';
 import { areas } from '../areas/index.js';
+import { progressReporter } from '../areas/rna/loader.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
+import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, formatTable, say } from './output.js';
@@ -39,6 +41,21 @@ function repoCommands(program: Command): void {
         const { registry, applied } = await migrateRegistry(location);
         await registry.close();
         say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
+      }),
+    );
+
+  repo
+    .command('copy')
+    .description('copy a whole registry into a new or empty one: SQLite to PostgreSQL, back, or SQLite to SQLite')
+    .argument('<source>', 'the registry to copy (left unchanged)')
+    .argument('<target>', 'a SQLite path or postgres:// URL; created or migrated, and must hold no data')
+    .action(
+      action(async (source: string, target: string) => {
+        const progress = progressReporter('copy');
+        const copied = await copyRegistry(source, target, (table, rows) => progress.update(`copied into ${table}`, rows));
+        progress.done();
+        const total = copied.reduce((n, t) => n + t.rows, 0);
+        say(`copied ${total} row(s) in ${copied.length} tables from ${source} to ${target}`);
       }),
     );
 

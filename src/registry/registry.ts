@@ -21,6 +21,8 @@ export interface Registry {
   dialect: Dialect;
   /** Where it lives, as the user named it. */
   location: string;
+  /** The SQLite handle under `db` (SQLite only): bulk inserts run prepared statements on it, inside db's transactions. */
+  sqlite?: BetterSqlite3.Database;
   close(): Promise<void>;
 }
 
@@ -63,7 +65,7 @@ function connect(location: string, create: boolean): Registry {
     throw new UserError(`cannot open registry ${location}: ${(e as Error).message}`);
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', location, close: () => db.destroy() };
+  return { db, dialect: 'sqlite', location, sqlite, close: () => db.destroy() };
 }
 
 async function pendingOf(registry: Registry): Promise<Migration[] | undefined> {

@@ -8,6 +8,7 @@
  * names filter; (quantification, expression) for thresholds that only a few rows pass.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { insertRows, type BulkColumn } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Database } from '../../registry/schema.js';
@@ -199,39 +200,41 @@ export async function insertQuantification(
       .insertInto('rna_quantification')
       .values({ ...quantification, id, row_count: rows.length, created_at: new Date().toISOString() })
       .execute();
-    await insertExpressionRows(trx, id, rows, progress);
+    await insertExpressionRows(registry, trx, id, rows, progress);
   });
 }
 
-/** Rows per INSERT statement: 7 parameters each, well under SQLite's and PostgreSQL's limits. */
-export const INSERT_BATCH = 1000;
+/** The columns of an expression row, in the order insertExpressionRows hands them over. */
+const EXPRESSION_COLUMNS: BulkColumn[] = [
+  { name: 'quantification_id', pgType: 'int4' },
+  { name: 'name', pgType: 'text' },
+  { name: 'expression', pgType: 'float8' },
+  { name: 'raw_read_count', pgType: 'float8' },
+  { name: 'conf_interval_low', pgType: 'float8' },
+  { name: 'conf_interval_high', pgType: 'float8' },
+  { name: 'attributes', pgType: 'text' },
+];
+
+/** Rows handed to the bulk insert at a time (progress is reported between them). */
+export const INSERT_BATCH = 20_000;
 
 /**
- * The bulk path of a load, kept in one place so a dialect can replace it with a faster one (COPY on
- * PostgreSQL). Multi-row INSERTs of up to INSERT_BATCH rows.
+ * The bulk path of a load: the registry's bulk insert (prepared statement on SQLite, unnest arrays on
+ * PostgreSQL; src/registry/bulk.ts), in batches so that progress shows and memory stays bounded.
  */
 export async function insertExpressionRows(
+  registry: Registry,
   trx: Transaction<Database>,
   quantificationId: number,
   rows: readonly ExpressionRow[],
   progress?: (rowsStored: number) => void,
 ): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-    if (progress && i % (INSERT_BATCH * 20) === 0) progress(i);
-    await trx
-      .insertInto('rna_expression')
-      .values(
-        rows.slice(i, i + INSERT_BATCH).map((r) => ({
-          quantification_id: quantificationId,
-          name: r.name,
-          expression: r.expression,
-          raw_read_count: r.rawReadCount,
-          conf_interval_low: r.confIntervalLow,
-          conf_interval_high: r.confIntervalHigh,
-          attributes: r.attributes,
-        })),
-      )
-      .execute();
+    progress?.(i);
+    const batch = rows
+      .slice(i, i + INSERT_BATCH)
+      .map((r) => [quantificationId, r.name, r.expression, r.rawReadCount, r.confIntervalLow, r.confIntervalHigh, r.attributes]);
+    await insertRows(registry, trx, 'rna_expression', EXPRESSION_COLUMNS, batch);
   }
 }
 

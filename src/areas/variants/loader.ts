@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Registry } from '../../registry/registry.js';
+import { isUrl, openFile } from '../../files.js';
 import { UserError } from '../../user-error.js';
 import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
@@ -36,13 +37,25 @@ const PLAIN = /\.vcf$/i;
 /** A plain VCF is compressed in memory; beyond this size the user is asked to bgzip it themselves. */
 const PLAIN_VCF_LIMIT = 512 * 1024 * 1024;
 
-/** The set name a path gives by default: the file name without .vcf(.gz), or the folder name. */
+/** The set name a path or URL gives by default: the file name without .vcf(.gz), or the folder name. */
 export function defaultVariantSetName(location: string): string {
-  return path.basename(path.resolve(location)).replace(COMPRESSED, '').replace(PLAIN, '');
+  const file = isUrl(location) ? path.posix.basename(new URL(location).pathname) : path.basename(path.resolve(location));
+  return file.replace(COMPRESSED, '').replace(PLAIN, '');
 }
 
-/** The VCF files a PATH argument names: itself, or the VCF files in a folder in name order. */
+/**
+ * The VCF files a PATH argument names: itself, or the VCF files in a folder in name order. A URL names
+ * one bgzipped VCF: an HTTP server (or object store) has no folder listing to read, and the loader
+ * cannot write a compressed copy or an index beside a remote file.
+ */
 function vcfFilesOf(location: string): string[] {
+  if (isUrl(location)) {
+    if (COMPRESSED.test(new URL(location).pathname)) return [location];
+    if (new URL(location).pathname.endsWith('/')) {
+      throw new UserError(`${location} looks like a folder; a remote folder is not supported: give the URL of each .vcf.gz file`);
+    }
+    throw new UserError(`${location} is not a bgzipped VCF (.vcf.gz or .vcf.bgz); a remote VCF must be bgzipped and indexed, with its .tbi or .csi beside it`);
+  }
   if (!fs.existsSync(location)) throw new UserError(`no such file or folder: ${location}`);
   if (!fs.statSync(location).isDirectory()) return [path.resolve(location)];
   const names = fs
@@ -84,7 +97,21 @@ function compressPlain(file: string, created: string[]): string {
   return target;
 }
 
-function indexOf(file: string): { indexPath: string; indexKind: 'tbi' | 'csi' } {
+/** Whether a file beside a remote VCF can be read (a one-byte range request). */
+async function remoteExists(url: string): Promise<boolean> {
+  try {
+    await openFile(url).read(1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function indexOf(file: string): Promise<{ indexPath: string; indexKind: 'tbi' | 'csi' }> {
+  if (isUrl(file)) {
+    for (const kind of ['tbi', 'csi'] as const) if (await remoteExists(`${file}.${kind}`)) return { indexPath: `${file}.${kind}`, indexKind: kind };
+    throw new UserError(`${file} has no index beside it (neither ${file}.tbi nor ${file}.csi can be read); create one with tabix -p vcf and upload it next to the VCF`);
+  }
   if (fs.existsSync(`${file}.tbi`)) return { indexPath: `${file}.tbi`, indexKind: 'tbi' };
   if (fs.existsSync(`${file}.csi`)) return { indexPath: `${file}.csi`, indexKind: 'csi' };
   throw new UserError(`${file} has no index (${path.basename(file)}.tbi or .csi); create one with: tabix -p vcf ${file}`);
@@ -100,7 +127,7 @@ interface ScannedFile {
 
 async function scanFile(file: string, created: string[]): Promise<ScannedFile> {
   const vcfPath = COMPRESSED.test(file) ? file : compressPlain(file, created);
-  const { indexPath, indexKind } = indexOf(vcfPath);
+  const { indexPath, indexKind } = await indexOf(vcfPath);
   const vcf = openVcf({ path: vcfPath, indexPath, indexKind });
   try {
     const header = parseHeader(await readHeaderText(vcf.file, vcfPath), vcfPath);
@@ -159,9 +186,9 @@ export async function loadVariantSet(
   if (!referenceSet) {
     throw new UserError(`no reference set '${options.referenceset}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
   }
+  const paths = [...new Set(locations.flatMap(vcfFilesOf))];
   const name = options.name ?? defaultVariantSetName(locations[0]);
   if (!name) throw new UserError(`cannot derive a variant set name from ${locations[0]}; give one with --name`);
-  const paths = [...new Set(locations.flatMap(vcfFilesOf))];
   const created: string[] = [];
   try {
     const files: ScannedFile[] = [];
