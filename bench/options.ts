@@ -1,0 +1,100 @@
+/** `npm run bench` options: flags, or the BENCH_* environment variables they mirror. */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { DataParams } from './data.js';
+import { ROOT } from './processes.js';
+import { PARTS, type Part } from './report.js';
+
+export interface BenchOptions {
+  data: DataParams;
+  /** Seconds of each autocannon run of P3. */
+  duration: number;
+  /** Pages of 100 followed to reach P4's deep page. */
+  deepPages: number;
+  /** Repetitions of each timed single request (P4) and of each baseline command (P1, P2). */
+  repetitions: number;
+  parts: Set<Part>;
+  profile: boolean;
+  targets: boolean;
+  scratch: string;
+  out: string;
+}
+
+export const USAGE = `npm run bench -- [options]   (each option also reads from the environment variable shown)
+  --sites N             VCF sites (BENCH_SITES, default 5000)
+  --samples N           samples of the cohort (BENCH_SAMPLES, default 2504)
+  --reference-length N  bases of the reference contig (BENCH_REFERENCE_LENGTH, default 20M)
+  --rna-rows N          rows of the RNA quantification (BENCH_RNA_ROWS, default 1M)
+  --duration S          seconds of each autocannon run in P3 (BENCH_DURATION, default 5)
+  --deep-pages N        pages of 100 followed to reach P4's deep page (BENCH_DEEP_PAGES, default 2000)
+  --repetitions N       timed repetitions of single requests and baseline commands (BENCH_REPETITIONS, default 5)
+  --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass)
+  --profile             run the server under node --cpu-prof, one server per part; profiles (one per
+                        thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
+  --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)
+  --scratch DIR         where generated data and the registry go (BENCH_SCRATCH, default bench/scratch)
+  --out FILE            the JSON results (BENCH_OUT, default bench/results/latest.json)
+Numbers take k and M suffixes: 20M, 1M, 200k.`;
+
+/** A mistake in the options: reported in one line, with a pointer to --help. */
+export class UsageError extends Error {}
+
+function count(text: string, label: string): number {
+  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text.replace(/[_,]/g, ''));
+  const scale: Record<string, number> = { '': 1, k: 1e3, m: 1e6 };
+  const n = m ? Number(m[1]) * scale[m[2].toLowerCase()] : NaN;
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${label} must be a positive number, not '${text}'`);
+  return Math.round(n);
+}
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const spec = {
+    sites: { type: 'string' },
+    samples: { type: 'string' },
+    'reference-length': { type: 'string' },
+    'rna-rows': { type: 'string' },
+    duration: { type: 'string' },
+    'deep-pages': { type: 'string' },
+    repetitions: { type: 'string' },
+    only: { type: 'string' },
+    profile: { type: 'boolean' },
+    'no-targets': { type: 'boolean' },
+    scratch: { type: 'string' },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  } as const;
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: spec, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const pick = (flag: keyof typeof values, variable: string, fallback: string) => String(values[flag] ?? env[variable] ?? fallback);
+  const only = pick('only', 'BENCH_ONLY', PARTS.join(','))
+    .split(',')
+    .map((p) => p.trim().toUpperCase())
+    .filter(Boolean);
+  for (const p of only) if (!PARTS.includes(p as Part)) throw new UsageError(`--only takes ${PARTS.join(', ')}, not '${p}'`);
+  const flag = (v: boolean | undefined, variable: string) => v ?? /^(1|true|yes)$/i.test(env[variable] ?? '');
+  return {
+    data: {
+      sites: count(pick('sites', 'BENCH_SITES', '5000'), '--sites'),
+      samples: count(pick('samples', 'BENCH_SAMPLES', '2504'), '--samples'),
+      referenceLength: count(pick('reference-length', 'BENCH_REFERENCE_LENGTH', '20M'), '--reference-length'),
+      rnaRows: count(pick('rna-rows', 'BENCH_RNA_ROWS', '1M'), '--rna-rows'),
+    },
+    duration: count(pick('duration', 'BENCH_DURATION', '5'), '--duration'),
+    deepPages: count(pick('deep-pages', 'BENCH_DEEP_PAGES', '2000'), '--deep-pages'),
+    repetitions: count(pick('repetitions', 'BENCH_REPETITIONS', '5'), '--repetitions'),
+    parts: new Set(only as Part[]),
+    profile: flag(values.profile, 'BENCH_PROFILE'),
+    targets: !flag(values['no-targets'], 'BENCH_NO_TARGETS'),
+    scratch: path.resolve(pick('scratch', 'BENCH_SCRATCH', path.join(ROOT, 'bench', 'scratch'))),
+    out: path.resolve(pick('out', 'BENCH_OUT', path.join(ROOT, 'bench', 'results', 'latest.json'))),
+  };
+}

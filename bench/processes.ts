@@ -1,0 +1,125 @@
+/**
+ * The processes the bench measures: `ga4gh serve` (optionally under --cpu-prof), the bare node:http
+ * baseline server, and the memory of a process read from /proc.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface RunningServer {
+  url: URL;
+  pid: number;
+  /** Stops the process and waits for it (so a CPU profile is written). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a child process and waits for the first stdout line matching `ready` (its first group is
+ * the URL). Standard error goes to `logFile`.
+ */
+function startProcess(args: string[], ready: RegExp, logFile: string): Promise<RunningServer> {
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', log] });
+  fs.closeSync(log);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error(`${args.join(' ')} did not start within 60 s`)), 60_000);
+    const fail = (e: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(e);
+    };
+    child.on('error', fail);
+    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited (${code}) before it was ready; see ${logFile}`)));
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = ready.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      child.stdout!.resume();
+      resolve({ url: new URL(m[1]), pid: child.pid!, stop: () => stopProcess(child) });
+    });
+  });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface ServeOptions {
+  registry: string;
+  logFile: string;
+  /** Write CPU profiles into this folder when the server stops: one file per thread. */
+  profileDir?: string;
+}
+
+/** `node bin/ga4gh serve REGISTRY --port 0` on loopback, in its own process. */
+export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
+  const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', o.profileDir] : [];
+  return startProcess(
+    [...profile, path.join(ROOT, 'bin', 'ga4gh'), 'serve', o.registry, '--host', '127.0.0.1', '--port', '0'],
+    /serving .* at (http:\/\/\S+)/,
+    o.logFile,
+  );
+}
+
+/** The platform's ceiling for P3: bench/bare-server.ts in its own process. */
+export function startBareServer(logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);
+}
+
+/** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */
+export function cpuSecondsOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Kernel clock ticks per second (USER_HZ): 100 on Linux. */
+const CLOCK_TICKS = 100;
+
+/** Resident and peak resident memory of a process, in bytes, from /proc/PID/status. */
+export function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/**
+ * Peak memory over a stretch of work: resets the kernel's high-water mark (`echo 5 > clear_refs`)
+ * and samples VmRSS every 20 ms as well, since the reset is not allowed everywhere.
+ */
+export function trackPeakMemory(pid: number): () => { peak: number; method: string } {
+  let hwmReset = true;
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    hwmReset = false;
+  }
+  let sampled = memoryOf(pid).rss;
+  const timer = setInterval(() => {
+    try {
+      sampled = Math.max(sampled, memoryOf(pid).rss);
+    } catch {
+      /* the process ended; the caller will notice */
+    }
+  }, 20);
+  return () => {
+    clearInterval(timer);
+    const { rss, hwm } = memoryOf(pid);
+    sampled = Math.max(sampled, rss);
+    return hwmReset
+      ? { peak: Math.max(hwm, sampled), method: 'VmHWM after clear_refs, and VmRSS sampled every 20 ms' }
+      : { peak: sampled, method: 'VmRSS sampled every 20 ms' };
+  };
+}

@@ -1,0 +1,75 @@
+/** The bench's figures, the issue's targets, and the printed table. */
+
+export type Part = 'P1' | 'P2' | 'P3' | 'P4' | 'P5';
+export const PARTS: Part[] = ['P1', 'P2', 'P3', 'P4', 'P5'];
+
+export interface Figure {
+  part: Part;
+  /** What was measured, e.g. "calls/s, pageSize 1000". */
+  name: string;
+  unit: string;
+  value: number;
+  baselineName: string;
+  baseline: number;
+  /** value / baseline. */
+  ratio: number;
+  target?: string;
+  pass?: boolean;
+  /** Anything else worth keeping: latency percentiles, counts, repetitions. */
+  detail?: Record<string, unknown>;
+}
+
+/** The targets of issue 6, as a check of one figure. */
+export function judge(f: Omit<Figure, 'target' | 'pass'>): Figure {
+  switch (f.part) {
+    case 'P1':
+      // The target is on wall-clock calls per second; the per-CPU-second figure is for reading only.
+      return f.unit === 'calls/s' ? { ...f, target: 'ratio >= 0.30', pass: f.ratio >= 0.3 } : f;
+    case 'P2':
+      return { ...f, target: 'ratio >= 0.5', pass: f.ratio >= 0.5 };
+    case 'P3': {
+      if (!f.name.startsWith('GET')) return f;
+      const p99 = Number(f.detail?.p99Ms);
+      return { ...f, target: '>= 10,000 req/s, p99 <= 10 ms', pass: f.value >= 10_000 && p99 <= 10 };
+    }
+    case 'P4':
+      return { ...f, target: '<= 5 ms', pass: f.value <= 5 };
+    case 'P5':
+      return { ...f, target: '<= 300 MB', pass: f.value <= 300 };
+  }
+}
+
+const number = (x: number) => {
+  if (!Number.isFinite(x)) return String(x);
+  const abs = Math.abs(x);
+  if (abs >= 1e6) return `${(x / 1e6).toFixed(2)} M`;
+  if (abs >= 1e4) return `${(x / 1e3).toFixed(1)} k`;
+  if (abs >= 100) return x.toFixed(0);
+  if (abs >= 1) return x.toFixed(2);
+  return x.toFixed(3);
+};
+
+/** One row per figure: the figure, its baseline, the ratio, the target and the verdict. */
+export function formatTable(figures: Figure[], withTargets: boolean): string {
+  const header = ['part', 'figure', 'value', 'baseline', 'ratio', ...(withTargets ? ['target', 'result'] : [])];
+  const rows = figures.map((f) => {
+    const d = f.detail ?? {};
+    const note =
+      d.p99Ms !== undefined
+        ? ` (p50 ${d.p50Ms} ms, p99 ${d.p99Ms} ms, ${Number(d.cpuMicrosecondsPerRequest).toFixed(0)} µs CPU/request)`
+        : d.serverCpuSeconds !== undefined && f.unit === 'calls/s'
+          ? ` (server CPU ${Number(d.serverCpuSeconds).toFixed(1)} s, bcftools CPU ${Number(d.bcftoolsCpuSeconds).toFixed(2)} s)`
+          : '';
+    return [
+      f.part,
+      `${f.name}${note}`,
+      `${number(f.value)} ${f.unit}`,
+      `${number(f.baseline)} ${f.unit} ${f.baselineName}`,
+      `${f.ratio.toFixed(2)}x`,
+      ...(withTargets ? [f.target ?? '-', f.pass === undefined ? '-' : f.pass ? 'pass' : 'FAIL'] : []),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
