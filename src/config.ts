@@ -8,6 +8,8 @@ export interface ServerConfig {
   paging: PagingLimits;
   /** Bases in one page of ListReferenceBases. */
   basesPageSize: number;
+  /** How long registry metadata (sets, references, call sets) is kept in memory; 0 reads it every time. */
+  registryCacheMs: number;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
   /** Answer CORS preflights and allow any origin (genome browsers call from other origins). */
@@ -30,6 +32,7 @@ export function defaultServerConfig(): ServerConfig {
     port: 8000,
     paging: { ...defaultPagingLimits },
     basesPageSize: 1_000_000,
+    registryCacheMs: 2000,
     bodyLimit: 1024 * 1024,
     cors: true,
     accessLog: false,

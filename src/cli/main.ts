@@ -116,6 +116,7 @@ function serveCommand(program: Command): void {
     .option('--max-page-size <n>', 'largest pageSize honoured (larger ones are clamped)', integerOption(1), defaults.paging.maxPageSize)
     .option('--page-byte-budget <bytes>', 'a page ends early once its records pass this size', integerOption(1), defaults.paging.pageByteBudget)
     .option('--bases-page-size <n>', 'bases per page of ListReferenceBases', integerOption(1), defaults.basesPageSize)
+    .option('--registry-cache-ms <ms>', 'keep registry metadata in memory this long (0: read it on every request)', integerOption(0), defaults.registryCacheMs)
     .option('--body-limit <bytes>', 'largest request body accepted', integerOption(1), defaults.bodyLimit)
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
@@ -132,6 +133,7 @@ function serveCommand(program: Command): void {
           port: opts.port,
           paging: { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize, pageByteBudget: opts.pageByteBudget },
           basesPageSize: opts.basesPageSize,
+          registryCacheMs: opts.registryCacheMs,
           bodyLimit: opts.bodyLimit,
           cors: opts.cors,
           forceForm: opts.naming,

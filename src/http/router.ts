@@ -39,39 +39,51 @@ export type Match =
   | { kind: 'none' };
 
 export class Router {
-  private readonly routes: CompiledRoute[] = [];
+  /** Routes without placeholders, by path: these win over patterns that also fit (/references/search). */
+  private readonly literal = new Map<string, Route[]>();
+  /** Routes with placeholders, by their number of segments. */
+  private readonly patterns = new Map<number, CompiledRoute[]>();
 
   add(route: Route): void {
-    this.routes.push({ route, segments: route.path.split('/').filter(Boolean) });
+    const segments = route.path.split('/').filter(Boolean);
+    if (!route.path.includes('{')) {
+      const key = '/' + segments.join('/');
+      this.literal.set(key, [...(this.literal.get(key) ?? []), route]);
+    } else {
+      this.patterns.set(segments.length, [...(this.patterns.get(segments.length) ?? []), { route, segments }]);
+    }
   }
 
   /** True when some route (any method) has this path pattern. */
   has(path: string): boolean {
-    return this.routes.some((r) => r.route.path === path);
+    return this.literal.has(path) || [...this.patterns.values()].some((list) => list.some((r) => r.route.path === path));
   }
 
   match(method: string, rawPath: string): Match {
     let path = rawPath;
     if (path === VERSION_PREFIX || path.startsWith(VERSION_PREFIX + '/')) path = path.slice(VERSION_PREFIX.length);
     const segments = path.split('/').filter(Boolean);
-    // A literal path (/references/search) wins over a pattern (/references/{id}) that also fits it.
-    const candidates = this.routes
-      .map((r) => ({ route: r.route, params: matchSegments(r.segments, segments), literal: !r.route.path.includes('{') }))
-      .filter((c) => c.params !== undefined);
-    const pool = candidates.some((c) => c.literal) ? candidates.filter((c) => c.literal) : candidates;
-    const hit = pool.find((c) => c.route.method === method);
-    if (hit) return { kind: 'found', route: hit.route, params: hit.params! };
-    const allowed = [...new Set(pool.map((c) => c.route.method))];
+    const literal = this.literal.get('/' + segments.join('/'));
+    if (literal) {
+      const route = literal.find((r) => r.method === method);
+      return route ? { kind: 'found', route, params: {} } : { kind: 'wrongMethod', allowed: literal.map((r) => r.method) };
+    }
+    const allowed: string[] = [];
+    for (const { route, segments: pattern } of this.patterns.get(segments.length) ?? []) {
+      const params = matchSegments(pattern, segments);
+      if (!params) continue;
+      if (route.method === method) return { kind: 'found', route, params };
+      if (!allowed.includes(route.method)) allowed.push(route.method);
+    }
     return allowed.length ? { kind: 'wrongMethod', allowed } : { kind: 'none' };
   }
 }
 
 function matchSegments(pattern: string[], segments: string[]): Record<string, string> | undefined {
-  if (pattern.length !== segments.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i];
-    if (p.startsWith('{')) {
+    if (p.charCodeAt(0) === 123 /* { */) {
       try {
         params[p.slice(1, -1)] = decodeURIComponent(segments[i]);
       } catch {

@@ -7,8 +7,8 @@ import { encodePageToken, type PagingLimits } from './paging.js';
 import { message, snakeName, t, writeMessage, type MessageDesc, type NamingForm } from './schema.js';
 
 export interface JsonSink {
-  /** Writes text; resolves when the sink can take more (backpressure). */
-  write(text: string): void | Promise<void>;
+  /** Writes JSON text (or its UTF-8 bytes); resolves when the sink can take more (backpressure). */
+  write(chunk: string | Uint8Array): void | Promise<void>;
 }
 
 /** The response message of a search: one list of records and the continuation token. */

@@ -13,6 +13,7 @@ import {
   type PagingLimits,
 } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import type { BasesPage, BasesRequest, ReferenceRecord, ReferenceSetRecord } from './messages.js';
 import type { SequenceFiles } from './sequences.js';
@@ -67,19 +68,27 @@ const isReferencePosition = (p: unknown): p is ReferencePosition =>
 export interface ReferenceServiceOptions {
   paging: PagingLimits;
   basesPageSize: number;
+  registryCacheMs: number;
 }
 
 export function referenceService(registry: Registry, options: ReferenceServiceOptions, files: SequenceFiles) {
+  const sets = new RegistryCache<ReferenceSetRow>(options.registryCacheMs);
+  const references = new RegistryCache<ReferenceRow>(options.registryCacheMs);
+  const setRow = (name: string) => sets.get(name, () => getReferenceSetRow(registry, name));
+
   async function setNamed(id: string): Promise<ReferenceSetRow> {
     const [name] = decodeId(id, IdKinds.referenceSet);
-    const set = await getReferenceSetRow(registry, name);
+    const set = await setRow(name);
     if (!set) throw notFound('reference set', id);
     return set;
   }
 
   async function referenceNamed(id: string): Promise<{ set: ReferenceSetRow; ref: ReferenceRow }> {
     const [setName, name] = decodeId(id, IdKinds.reference);
-    const [set, ref] = await Promise.all([getReferenceSetRow(registry, setName), getReferenceRow(registry, setName, name)]);
+    const [set, ref] = await Promise.all([
+      setRow(setName),
+      references.get(JSON.stringify([setName, name]), () => getReferenceRow(registry, setName, name)),
+    ]);
     if (!set || !ref) throw notFound('reference', id);
     return { set, ref };
   }
@@ -103,18 +112,18 @@ export function referenceService(registry: Registry, options: ReferenceServiceOp
         request.accession !== undefined
           ? []
           : await listReferences(registry, { referenceSetName: set?.name, md5checksum: request.md5checksum }, after, pageSize + 1);
-      const sets = new Map<string, ReferenceSetRow>(set ? [[set.name, set]] : []);
+      const owners = new Map<string, ReferenceSetRow>(set ? [[set.name, set]] : []);
       for (const row of rows) {
-        if (!sets.has(row.reference_set_name)) {
-          const owner = await getReferenceSetRow(registry, row.reference_set_name);
-          if (owner) sets.set(owner.name, owner);
+        if (!owners.has(row.reference_set_name)) {
+          const owner = await setRow(row.reference_set_name);
+          if (owner) owners.set(owner.name, owner);
         }
       }
       return keysetPage(
         rows,
         pageSize,
         fingerprint,
-        (row) => toReferenceRecord(sets.get(row.reference_set_name)!, row),
+        (row) => toReferenceRecord(owners.get(row.reference_set_name)!, row),
         (row): ReferencePosition => [row.reference_set_name, row.ordinal],
       );
     },
