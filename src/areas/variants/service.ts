@@ -36,8 +36,9 @@ import {
   type CallSetRow,
   type VariantSetRow,
 } from './store.js';
-import { alleleDigest, VariantWriter } from './variant-writer.js';
+import { alleleDigest, ByteChunks, VariantWriter } from './variant-writer.js';
 import { fieldTypesOf, type MetadataEntry } from './vcf-header.js';
+import type { VirtualOffset } from './bgzf.js';
 import { recordsIn, VcfFileCache, type RawRecord, type VcfFileRef } from './vcf-files.js';
 
 export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
@@ -85,8 +86,15 @@ type VariantPosition = [number, number, number];
 const isVariantPosition = (p: unknown): p is VariantPosition =>
   Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
 
+/** The record that follows a page: its place in the file, its start and its count at that start. */
+interface ResumePoint {
+  offset: VirtualOffset;
+  start: number;
+  atStart: number;
+}
+
 const CONTEXT_CACHE_SIZE = 32;
-const FLUSH_BYTES = 256 * 1024;
+const RESUME_POINTS = 4096;
 
 export function variantService(registry: Registry, limits: PagingLimits, files = new VcfFileCache()) {
   const contexts = new Map<string, VariantSetContext>();
@@ -138,28 +146,74 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
     return contextOf(datasetName, name, id);
   }
 
-  /** The variants of a reference in result order, each with its position, after `after` when given. */
+  /**
+   * Where the record after a page's last one lies in its file, by that page's last position: the
+   * index only knows 16 kb windows, which in a 2,504-sample cohort hold ~5 MB of text to inflate and
+   * skip before the next page could begin (~15% of the server's time for paged reads).
+   */
+  const resumePoints = new Map<string, ResumePoint>();
+  // The query's fingerprint is part of the key: which record follows depends on the window too.
+  const resumeKey = (context: VariantSetContext, fingerprint: string, position: VariantPosition) =>
+    `${context.row.created_at}\0${fingerprint}\0${position.join(',')}`;
+
+  function rememberResumePoint(key: string, point: ResumePoint): void {
+    resumePoints.set(key, point);
+    if (resumePoints.size > RESUME_POINTS) resumePoints.delete(resumePoints.keys().next().value!);
+  }
+
+  /**
+   * The variants of a reference in result order, each with its position, after `after` when given
+   * (reading from `point` when known: the record that follows `after`).
+   */
   async function* variantsOf(
     context: VariantSetContext,
     referenceName: string,
     start: number,
     end: number,
     after?: VariantPosition,
+    point?: ResumePoint,
   ): AsyncGenerator<{ record: RawRecord; position: VariantPosition }> {
     for (const file of context.files) {
       if (after && file.ordinal < after[0]) continue;
       if (!file.contigs.has(referenceName)) continue;
       const resume = after && file.ordinal === after[0] ? after : undefined;
+      const vcf = files.get(file);
+      const from = resume ? point : undefined;
+      let records = recordsIn(vcf, referenceName, start, end, resume?.[1], from?.offset);
       let lastStart = -1;
       let atStart = 0;
-      for await (const record of recordsIn(files.get(file), referenceName, start, end, resume?.[1])) {
-        if (record.start === lastStart) atStart++;
-        else {
-          lastStart = record.start;
-          atStart = 1;
+      let pending: RawRecord | undefined;
+      if (from) {
+        const first = await records.next();
+        // Only a record found where it was seen before is trusted; else the index is asked after all.
+        if (!first.done && first.value.start === from.start) {
+          pending = first.value;
+          lastStart = from.start;
+          atStart = from.atStart - 1;
+        } else {
+          await records.return(undefined);
+          records = recordsIn(vcf, referenceName, start, end, resume?.[1]);
         }
-        if (resume && record.start === resume[1] && atStart <= resume[2]) continue;
-        yield { record, position: [file.ordinal, record.start, atStart] };
+      }
+      try {
+        for (;;) {
+          let record = pending;
+          pending = undefined;
+          if (record === undefined) {
+            const next = await records.next();
+            if (next.done) break;
+            record = next.value;
+          }
+          if (record.start === lastStart) atStart++;
+          else {
+            lastStart = record.start;
+            atStart = 1;
+          }
+          if (resume && record.start === resume[1] && atStart <= resume[2]) continue;
+          yield { record, position: [file.ordinal, record.start, atStart] };
+        }
+      } finally {
+        await records.return(undefined);
       }
     }
   }
@@ -230,8 +284,10 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
 
       return {
         async write(sink, form) {
-          const variants = variantsOf(context, request.referenceName, start, end, after);
-          let pending = '{' + response.listKey[form] + ':[';
+          const point = after && resumePoints.get(resumeKey(context, fingerprint, after));
+          const variants = variantsOf(context, request.referenceName, start, end, after, point);
+          const out = new ByteChunks();
+          out.text('{' + response.listKey[form] + ':[');
           let written = 0;
           let bytes = 0;
           let last: VariantPosition | undefined;
@@ -240,24 +296,27 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
             for await (const { record, position } of variants) {
               if (written === pageSize || (written > 0 && bytes >= budget)) {
                 more = true; // look-ahead: a record follows the last one written
+                if (last && position[0] === last[0]) {
+                  const next = { offset: record.offset, start: record.start, atStart: position[2] };
+                  rememberResumePoint(resumeKey(context, fingerprint, last), next);
+                }
                 break;
               }
-              const text = context.writer.write(record.line, samples, form);
-              pending += (written ? ',' : '') + text;
+              if (written) out.text(',');
+              const before = out.total;
+              context.writer.write(record, samples, form, out);
+              bytes += out.total - before;
               written++;
-              bytes += text.length;
               last = position;
-              if (pending.length >= FLUSH_BYTES) {
-                await sink.write(pending);
-                pending = '';
-              }
+              for (const chunk of out.take()) await sink.write(chunk);
             }
           } finally {
             await variants.return(undefined);
           }
-          pending += ']';
-          if (more && last) pending += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
-          await sink.write(pending + '}');
+          let closing = ']';
+          if (more && last) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
+          out.text(closing + '}');
+          for (const chunk of out.finish()) await sink.write(chunk);
         },
       };
     },
@@ -270,18 +329,24 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
       const context = await contextOf(datasetName, setName, id).catch(() => {
         throw notFound('variant', id);
       });
-      let line: string | undefined;
+      let found: RawRecord | undefined;
       for await (const { record } of variantsOf(context, referenceName, start, start + 1)) {
         if (record.start !== start) continue;
         const [, , , ref, alt] = record.line.split('\t', 5);
         if (alleleDigest(ref, alt) === digest) {
-          line = record.line;
+          found = record;
           break;
         }
       }
-      if (line === undefined) throw notFound('variant', id);
-      const found = line;
-      return { write: async (sink, form) => sink.write(context.writer.write(found, 'all', form)) };
+      if (found === undefined) throw notFound('variant', id);
+      const record = found;
+      return {
+        async write(sink, form) {
+          const out = new ByteChunks();
+          context.writer.write(record, 'all', form, out);
+          for (const chunk of out.finish()) await sink.write(chunk);
+        },
+      };
     },
   };
 }

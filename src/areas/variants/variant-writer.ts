@@ -1,15 +1,15 @@
 /**
- * Writes a VCF data line as the JSON text of a Variant with its calls, in either naming form, without
+ * Writes a VCF data line as the JSON bytes of a Variant with its calls, in either naming form, without
  * building an object per call: building GA4GH objects cost more than parsing the VCF itself
  * (DEPENDENCIES.md, "Throughput seen"), so each call is written from precomputed pieces (its call-set
  * name and id), only the requested samples' columns are looked at, and the JSON of a sample column
- * that repeats (GT-only files: "0|0" again and again) is reused from a small cache.
+ * that repeats (GT-only files: "0|0" again and again) is reused.
  *
- * Measured (2-core machine under load, synthetic 1000-Genomes-like file, 2,504 samples, GT only):
- * this writer alone ~2.8-3.1 M calls/s (packed-number keys for short columns: ~+10%, within the noise);
- * a full 8.4 MB page over HTTP (75k calls) in ~57 ms, ~1.3 M calls/s; `bcftools view -H -r` reads the
- * same region at ~20 M calls/s. The next step is writing bytes instead of strings (needs a JsonSink
- * that takes Uint8Array).
+ * The hot path (every call of a 1000-Genomes-like cohort, docs/variants.md "Performance") scans the
+ * line as bytes and copies whole runs of calls at once: for a short column text that keeps coming back
+ * ("0|0"), the calls of every sample with that text are precomputed as one byte string, so a run of
+ * neighbouring samples with the same genotype is one copy. Output goes into large buffers handed to
+ * the socket as they fill (ByteChunks).
  *
  * Values of INFO and FORMAT fields are written from their text as it stands in the file, typed by the
  * header (Integer → int32Value, Float → doubleValue, Flag → boolValue, String/Character →
@@ -113,6 +113,114 @@ export function alleleDigest(ref: string, alt: string): string {
   return createHash('sha1').update(ref + '\t' + alt).digest('hex').slice(0, 16);
 }
 
+/**
+ * JSON bytes handed out in pieces of a fixed size, so memory stays flat whatever the page. Everything
+ * is copied into the pieces, runs of calls too: handing long runs out as they lie (no copy) made many
+ * small HTTP chunks, and the client then lost more than the server saved (2.0-2.3 M calls/s with
+ * copies, 1.6-1.9 M without, same machine and load).
+ */
+export class ByteChunks {
+  private buffer: Buffer;
+  /** The part of `buffer` not yet handed out is [start, used). */
+  private start = 0;
+  private used = 0;
+  private ready: Buffer[] = [];
+  private readyBytes = 0;
+  /** Bytes written so far. */
+  total = 0;
+
+  constructor(private readonly chunkSize = CHUNK_BYTES) {
+    // Small replies (a get by id, a few variants) should not cost a whole chunk each.
+    this.buffer = Buffer.allocUnsafe(Math.min(chunkSize, FIRST_BUFFER_BYTES));
+  }
+
+  text(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit, so this never cuts a character.
+    if (text.length * 3 <= this.buffer.length - this.used) {
+      const n = this.buffer.write(text, this.used);
+      this.used += n;
+      this.total += n;
+    } else {
+      const bytes = Buffer.from(text, 'utf8');
+      this.bytes(bytes, 0, bytes.length);
+    }
+  }
+
+  /** Copies `source[from, to)`. */
+  bytes(source: Uint8Array, from: number, to: number): void {
+    this.total += to - from;
+    while (from < to) {
+      if (this.used === this.buffer.length) {
+        this.cut();
+        this.buffer = Buffer.allocUnsafe(this.chunkSize);
+        this.start = this.used = 0;
+      }
+      const n = Math.min(this.buffer.length - this.used, to - from);
+      this.buffer.set(source.subarray(from, from + n), this.used);
+      this.used += n;
+      from += n;
+    }
+  }
+
+  private cut(): void {
+    if (this.used === this.start) return;
+    this.ready.push(this.buffer.subarray(this.start, this.used));
+    this.readyBytes += this.used - this.start;
+    this.start = this.used;
+  }
+
+  /** The pieces to send now, once about a chunk's worth has gathered (else none). */
+  take(): Buffer[] {
+    if (this.readyBytes + this.used - this.start < this.chunkSize) return [];
+    return this.finish();
+  }
+
+  /** Everything written and not yet taken. */
+  finish(): Buffer[] {
+    this.cut();
+    const ready = this.ready;
+    this.ready = [];
+    this.readyBytes = 0;
+    return ready;
+  }
+}
+
+/**
+ * 1 MB chunks: a raw node:http server sending a precomputed page in 64 KB writes reached ~120 MB/s
+ * over loopback, in 256 KB writes ~280 MB/s, in 1 MB writes ~300 MB/s (2 cores under load).
+ */
+const CHUNK_BYTES = 1 << 20;
+const FIRST_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * The calls of every sample for one column text, as one byte string: call i is
+ * `bytes[offsets[i], offsets[i + 1])`, each written with the comma that goes before it, so the calls
+ * of neighbouring samples that share the text are one copy.
+ */
+interface CallRun {
+  bytes: Buffer;
+  offsets: Int32Array;
+}
+
+/**
+ * Bytes of every CallRun of every writer together. A run is ~300 KB for 2,504 samples; runs are
+ * dropped oldest first beyond this, and rebuilt when their text comes back (~1 ms each).
+ */
+const RUN_CACHE_BYTES = 48 * 1024 * 1024;
+const runLedger: Array<{ owner: Map<number, CallRun>; key: number; size: number }> = [];
+let runLedgerBytes = 0;
+
+function rememberRun(owner: Map<number, CallRun>, key: number, run: CallRun): void {
+  owner.set(key, run);
+  runLedger.push({ owner, key, size: run.bytes.length });
+  runLedgerBytes += run.bytes.length;
+  while (runLedgerBytes > RUN_CACHE_BYTES && runLedger.length > 1) {
+    const old = runLedger.shift()!;
+    old.owner.delete(old.key);
+    runLedgerBytes -= old.size;
+  }
+}
+
 /** How the samples of one FORMAT layout (e.g. "GT:DS:GL") are written. */
 interface FormatPlan {
   keys: string[];
@@ -125,16 +233,29 @@ interface FormatPlan {
   attributes: Array<{ index: number; type: ValueType }>;
   /** Call bodies by sample text, per naming form, for short texts that repeat. */
   cache: Record<NamingForm, Map<string, string>>;
-  /** The same for columns of up to 4 ASCII characters, keyed by the packed characters. */
+  /** The same for columns of up to 4 bytes, keyed by the packed bytes (no string made at all). */
   shortCache: Record<NamingForm, Map<number, string>>;
+  /** Runs of calls by packed column text (up to 4 bytes), per naming form. */
+  runs: Record<NamingForm, Map<number, CallRun>>;
+  /** How often each packed text was written call by call, to build a run only for texts that repeat. */
+  uses: Record<NamingForm, Map<number, number>>;
 }
 
 const BODY_CACHE_LIMIT = 4096;
 const BODY_CACHE_TEXT = 32;
+const USES_LIMIT = 4096;
+const TAB = 9;
 
 export interface CallSetPieces {
   names: string[];
   ids: string[];
+}
+
+/** A VCF data line as bytes: `bytes[lineStart, lineEnd)`, without its line end. */
+export interface LineBytes {
+  bytes: Buffer;
+  lineStart: number;
+  lineEnd: number;
 }
 
 /** Everything about one variant set that the writer needs, computed once and then reused. */
@@ -143,14 +264,23 @@ export class VariantWriter {
   /** `{"callSetName":"…","callSetId":"…"` per sample, per naming form. */
   private readonly callPrefix: Record<NamingForm, string[]>;
   private readonly variantSetIdText: string;
+  /** Calls written one by one with a short text before its run is built. */
+  private readonly runAfter: number;
 
+  /**
+   * `runAfter`: how many calls of one short column text are written one by one before the run of that
+   * text is built (default: as many as there are samples, so building never costs more than twice
+   * what it saves; tests set 0 and Infinity to compare both ways of writing).
+   */
   constructor(
     private readonly datasetName: string,
     private readonly setName: string,
     variantSetId: string,
     callSets: CallSetPieces,
     private readonly types: FieldTypes,
+    options: { runAfter?: number } = {},
   ) {
+    this.runAfter = options.runAfter ?? callSets.names.length;
     this.variantSetIdText = JSON.stringify(variantSetId);
     this.callPrefix = { camel: [], snake: [] };
     for (const form of FORMS) {
@@ -177,6 +307,8 @@ export class VariantWriter {
       attributes: [],
       cache: { camel: new Map(), snake: new Map() },
       shortCache: { camel: new Map(), snake: new Map() },
+      runs: { camel: new Map(), snake: new Map() },
+      uses: { camel: new Map(), snake: new Map() },
     };
     keys.forEach((key, index) => {
       if (key === 'GT' || key === 'PS' || index === likelihood) return;
@@ -262,20 +394,23 @@ export class VariantWriter {
   }
 
   /**
-   * Writes the Variant of a VCF line. `samples` lists the sample columns to write calls for (in
-   * call-set order), or is 'all'.
+   * Writes the Variant of a VCF line to `out`. `samples` lists the sample columns to write calls for
+   * (in call-set order), or is 'all'.
    */
-  write(line: string, samples: number[] | 'all', form: NamingForm): string {
+  write(line: LineBytes, samples: number[] | 'all', form: NamingForm, out: ByteChunks): void {
     const k = KEYS[form];
+    const { bytes, lineStart, lineEnd } = line;
+    // The ends of the first 9 columns (the 9th, FORMAT, is followed by the samples).
     const cols: number[] = [];
-    let at = -1;
+    let at = lineStart - 1;
     for (let i = 0; i < 9; i++) {
-      const tab = line.indexOf('\t', at + 1);
-      if (tab === -1) break;
+      const tab = bytes.indexOf(TAB, at + 1);
+      if (tab === -1 || tab >= lineEnd) break;
       cols.push(tab);
       at = tab;
     }
-    const field = (i: number) => (i <= cols.length ? line.slice(i === 0 ? 0 : cols[i - 1] + 1, i < cols.length ? cols[i] : line.length) : '.');
+    const field = (i: number) =>
+      i <= cols.length ? bytes.toString('utf8', i === 0 ? lineStart : cols[i - 1] + 1, i < cols.length ? cols[i] : lineEnd) : '.';
     const chrom = field(0);
     const start = Number(field(1)) - 1;
     const id = field(2);
@@ -284,84 +419,149 @@ export class VariantWriter {
     const filter = field(6);
     const info = field(7);
 
-    let out = '{' + k.id + '"' + this.variantId(chrom, start, ref, alt) + '",' + k.variantSetId + this.variantSetIdText;
-    out += ',' + k.names + (id === '.' ? '[]' : JSON.stringify(id.split(';')));
-    out += ',' + k.referenceName + JSON.stringify(chrom);
-    out += ',' + k.start + start + ',' + k.end + (start + ref.length);
-    out += ',' + k.referenceBases + JSON.stringify(ref);
-    out += ',' + k.alternateBases + (alt === '.' ? '[]' : JSON.stringify(alt.split(',')));
+    let text = '{' + k.id + '"' + this.variantId(chrom, start, ref, alt) + '",' + k.variantSetId + this.variantSetIdText;
+    text += ',' + k.names + (id === '.' ? '[]' : JSON.stringify(id.split(';')));
+    text += ',' + k.referenceName + JSON.stringify(chrom);
+    text += ',' + k.start + start + ',' + k.end + (start + ref.length);
+    text += ',' + k.referenceBases + JSON.stringify(ref);
+    text += ',' + k.alternateBases + (alt === '.' ? '[]' : JSON.stringify(alt.split(',')));
     const sv: { type?: string; len?: string; cipos?: string; ciend?: string } = {};
     const attributes = this.infoAttributes(info, k, sv);
-    if (attributes) out += ',' + k.attributes + '{' + k.attr + '{' + attributes + '}}';
+    if (attributes) text += ',' + k.attributes + '{' + k.attr + '{' + attributes + '}}';
+    out.text(text + ',' + k.calls + '[');
 
-    out += ',' + k.calls + '[';
-    if (samples === 'all' || samples.length > 0) out += this.calls(line, cols, samples, form, k);
-    out += ']';
+    // No FORMAT column: sites only.
+    if (cols.length === 9 && (samples === 'all' || samples.length > 0)) this.calls(line, cols[7], cols[8], samples, form, out);
 
-    if (sv.type !== undefined) out += ',' + k.variantType + JSON.stringify(sv.type);
+    text = ']';
+    if (sv.type !== undefined) text += ',' + k.variantType + JSON.stringify(sv.type);
     if (sv.len !== undefined) {
       const len = Number.parseInt(sv.len.split(',')[0], 10);
-      if (Number.isSafeInteger(len)) out += ',' + k.svlen + len;
+      if (Number.isSafeInteger(len)) text += ',' + k.svlen + len;
     }
-    for (const [key, text] of [[k.cipos, sv.cipos], [k.ciend, sv.ciend]] as const) {
-      if (text === undefined) continue;
-      const bounds = text.split(',').map((v) => Number.parseInt(v, 10));
-      if (bounds.length === 2 && bounds.every(Number.isSafeInteger)) out += ',' + key + '[' + bounds.join(',') + ']';
+    for (const [key, value] of [[k.cipos, sv.cipos], [k.ciend, sv.ciend]] as const) {
+      if (value === undefined) continue;
+      const bounds = value.split(',').map((v) => Number.parseInt(v, 10));
+      if (bounds.length === 2 && bounds.every(Number.isSafeInteger)) text += ',' + key + '[' + bounds.join(',') + ']';
     }
     const applied = filter !== '.' && filter !== '';
-    out += ',' + k.filtersApplied + applied;
+    text += ',' + k.filtersApplied + applied;
     if (applied) {
       const passed = filter === 'PASS';
-      out += ',' + k.filtersPassed + passed;
-      if (!passed) out += ',' + k.filtersFailed + JSON.stringify(filter.split(';'));
+      text += ',' + k.filtersPassed + passed;
+      if (!passed) text += ',' + k.filtersFailed + JSON.stringify(filter.split(';'));
     }
-    return out + '}';
+    out.text(text + '}');
   }
 
-  private calls(line: string, cols: number[], samples: number[] | 'all', form: NamingForm, k: Keys): string {
-    if (cols.length < 9) return ''; // no FORMAT column: sites only
-    const format = line.slice(cols[7] + 1, cols[8]);
-    const plan = this.planFor(format);
+  /**
+   * The calls of one line: its sample columns start after the tab at `formatEnd`. The line is read as
+   * bytes and the calls of neighbouring samples with the same short text are copied as one run: on a
+   * 2,504-sample GT-only cohort this took the server from ~1.7 M to ~10 M calls/s (no HTTP; the
+   * call-by-call writer on strings before, docs/variants.md "Performance").
+   */
+  private calls(line: LineBytes, formatStart: number, formatEnd: number, samples: number[] | 'all', form: NamingForm, out: ByteChunks): void {
+    const { bytes, lineEnd } = line;
+    const plan = this.planFor(bytes.toString('utf8', formatStart + 1, formatEnd));
+    const k = KEYS[form];
     const prefix = this.callPrefix[form];
-    const cache = plan.cache[form];
-    const shortCache = plan.shortCache[form];
-    const parts: string[] = [];
+    const all = samples === 'all';
+    const last = all ? prefix.length - 1 : samples[samples.length - 1];
+    let first = true;
+    // The run being gathered: samples [runFrom, runTo) all have the column text `runKey`.
+    let run: CallRun | undefined;
+    let runKey = -1;
+    let runFrom = 0;
+    let runTo = 0;
     // Walk the sample columns once, left to right, writing the requested ones.
-    let columnStart = cols[8] + 1;
+    let columnStart = formatEnd + 1;
     let sample = 0;
     let wanted = 0;
-    const total = prefix.length;
-    const last = samples === 'all' ? total - 1 : samples[samples.length - 1];
-    while (sample <= last && columnStart <= line.length) {
-      let columnEnd = line.indexOf('\t', columnStart);
-      if (columnEnd === -1) columnEnd = line.length;
-      if (samples === 'all' || samples[wanted] === sample) {
-        let body: string | undefined;
+    while (sample <= last && columnStart <= lineEnd) {
+      // Find the column's end, packing its first 4 bytes into a number on the way.
+      let columnEnd = columnStart;
+      let key = 0;
+      for (let b = bytes[columnEnd]; columnEnd < lineEnd && b !== TAB; b = bytes[++columnEnd]) {
+        if (columnEnd - columnStart < 4) key = key * 256 + b;
+      }
+      if (all || samples[wanted] === sample) {
+        wanted++;
         const length = columnEnd - columnStart;
-        if (length <= 4) {
-          // Short columns ("0|1", "1/1", "."): keyed by their characters packed into a number, so the
-          // common case allocates no string at all.
-          let key = length;
-          for (let i = columnStart; i < columnEnd; i++) key = key * 128 + (line.charCodeAt(i) & 127);
-          body = shortCache.get(key);
-          if (body === undefined) {
-            body = this.callBody(plan, line.slice(columnStart, columnEnd), k);
-            shortCache.set(key, body);
-          }
+        key = key * 8 + length; // with the length, texts of different lengths never share a key (< 2^35)
+        if (length <= 4 && run !== undefined && key === runKey && sample === runTo) {
+          runTo++; // the common case: the same genotype as the neighbour, one comparison
         } else {
-          const text = line.slice(columnStart, columnEnd);
-          body = cache.get(text);
-          if (body === undefined) {
-            body = this.callBody(plan, text, k);
-            if (text.length <= BODY_CACHE_TEXT && cache.size < BODY_CACHE_LIMIT) cache.set(text, body);
+          if (run !== undefined) {
+            out.bytes(run.bytes, run.offsets[runFrom] + (first ? 1 : 0), run.offsets[runTo]);
+            first = false;
+          }
+          run = length <= 4 ? this.runFor(plan, form, key, bytes, columnStart, columnEnd) : undefined;
+          if (run !== undefined) {
+            runKey = key;
+            runFrom = sample;
+            runTo = sample + 1;
+          } else {
+            const body = this.bodyFor(plan, form, k, key, length, bytes, columnStart, columnEnd);
+            out.text((first ? '' : ',') + prefix[sample] + body);
+            first = false;
           }
         }
-        parts.push(prefix[sample] + body);
-        wanted++;
       }
       sample++;
       columnStart = columnEnd + 1;
     }
-    return parts.join(',');
+    if (run !== undefined) out.bytes(run.bytes, run.offsets[runFrom] + (first ? 1 : 0), run.offsets[runTo]);
+  }
+
+  /** The call body for one column text, from the caches when it was seen before. */
+  private bodyFor(plan: FormatPlan, form: NamingForm, k: Keys, key: number, length: number, bytes: Buffer, from: number, to: number): string {
+    let body: string | undefined;
+    if (length <= 4) {
+      const shortCache = plan.shortCache[form];
+      body = shortCache.get(key);
+      if (body === undefined) {
+        body = this.callBody(plan, bytes.toString('utf8', from, to), k);
+        shortCache.set(key, body);
+      }
+      return body;
+    }
+    const cache = plan.cache[form];
+    const text = bytes.toString('utf8', from, to);
+    body = cache.get(text);
+    if (body === undefined) {
+      body = this.callBody(plan, text, k);
+      if (text.length <= BODY_CACHE_TEXT && cache.size < BODY_CACHE_LIMIT) cache.set(text, body);
+    }
+    return body;
+  }
+
+  /** The run of a short column text, once the text has been written call by call `runAfter` times; else undefined. */
+  private runFor(plan: FormatPlan, form: NamingForm, key: number, bytes: Buffer, from: number, to: number): CallRun | undefined {
+    const runs = plan.runs[form];
+    const run = runs.get(key);
+    if (run !== undefined) return run;
+    const prefix = this.callPrefix[form];
+    const uses = plan.uses[form];
+    const count = (uses.get(key) ?? 0) + 1;
+    if (count <= this.runAfter) {
+      if (uses.size >= USES_LIMIT) uses.clear();
+      uses.set(key, count);
+      return undefined;
+    }
+    uses.delete(key);
+    const body = this.bodyFor(plan, form, KEYS[form], key, to - from, bytes, from, to);
+    const offsets = new Int32Array(prefix.length + 1);
+    const pieces: string[] = [];
+    let size = 0;
+    for (let i = 0; i < prefix.length; i++) {
+      const piece = ',' + prefix[i] + body;
+      offsets[i] = size;
+      size += Buffer.byteLength(piece);
+      pieces.push(piece);
+    }
+    offsets[prefix.length] = size;
+    const built = { bytes: Buffer.from(pieces.join(''), 'utf8'), offsets };
+    rememberRun(runs, key, built);
+    return built;
   }
 }
