@@ -218,6 +218,13 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
     }
   }
 
+  /** A failure to read a set's files is the server's (503), named by set; the cause goes to the log. */
+  function unreadable(context: VariantSetContext, error: unknown): GAException {
+    if (error instanceof GAException) return error;
+    console.error(`reading variant set '${context.row.name}':`, (error as Error).message);
+    return new GAException('unavailable', `the VCF files of variant set '${context.row.name}' cannot be read right now`);
+  }
+
   /** The sample columns a callSetIds list asks for, in call-set order; 404 for an id of another set. */
   function samplesOf(context: VariantSetContext, ids: string[] | undefined): number[] | 'all' {
     if (ids === undefined) return 'all';
@@ -282,10 +289,16 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
       const budget = limits.pageByteBudget;
       const response = SearchVariantsResponse;
 
+      // The first record is read before anything is written, so that an unreadable file is a 503
+      // rather than a reply cut short.
+      const point = after && resumePoints.get(resumeKey(context, fingerprint, after));
+      const variants = variantsOf(context, request.referenceName, start, end, after, point);
+      const first = await variants.next().catch((e) => {
+        throw unreadable(context, e);
+      });
+
       return {
         async write(sink, form) {
-          const point = after && resumePoints.get(resumeKey(context, fingerprint, after));
-          const variants = variantsOf(context, request.referenceName, start, end, after, point);
           const out = new ByteChunks();
           out.text('{' + response.listKey[form] + ':[');
           let written = 0;
@@ -293,12 +306,13 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
           let last: VariantPosition | undefined;
           let more = false;
           try {
-            for await (const { record, position } of variants) {
+            for (let next = first; !next.done; next = await variants.next()) {
+              const { record, position } = next.value;
               if (written === pageSize || (written > 0 && bytes >= budget)) {
                 more = true; // look-ahead: a record follows the last one written
                 if (last && position[0] === last[0]) {
-                  const next = { offset: record.offset, start: record.start, atStart: position[2] };
-                  rememberResumePoint(resumeKey(context, fingerprint, last), next);
+                  const resumeAt = { offset: record.offset, start: record.start, atStart: position[2] };
+                  rememberResumePoint(resumeKey(context, fingerprint, last), resumeAt);
                 }
                 break;
               }
@@ -330,13 +344,17 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
         throw notFound('variant', id);
       });
       let found: RawRecord | undefined;
-      for await (const { record } of variantsOf(context, referenceName, start, start + 1)) {
-        if (record.start !== start) continue;
-        const [, , , ref, alt] = record.line.split('\t', 5);
-        if (alleleDigest(ref, alt) === digest) {
-          found = record;
-          break;
+      try {
+        for await (const { record } of variantsOf(context, referenceName, start, start + 1)) {
+          if (record.start !== start) continue;
+          const [, , , ref, alt] = record.line.split('\t', 5);
+          if (alleleDigest(ref, alt) === digest) {
+            found = record;
+            break;
+          }
         }
+      } catch (e) {
+        throw unreadable(context, e);
       }
       if (found === undefined) throw notFound('variant', id);
       const record = found;
