@@ -8,8 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
-import { writeError, writeSearchPage, type Reply } from '../protocol/reply.js';
-import { parseMessage, writeMessage, type NamingForm } from '../protocol/schema.js';
+import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
+import { parseMessage, type NamingForm } from '../protocol/schema.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -135,7 +135,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
   async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<void> {
     switch (reply.kind) {
       case 'record':
-        return send(res, 200, writeMessage(reply.desc, reply.value as Record<string, unknown>, form));
+        return send(res, 200, writeRecord(reply.desc, reply.value, form));
       case 'page':
         return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
       case 'stream': {

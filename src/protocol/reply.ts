@@ -47,6 +47,18 @@ export type Reply =
   | { kind: 'stream'; write(sink: JsonSink, form: NamingForm): Promise<void> };
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
+
+/**
+ * The JSON of records that services keep and hand out again (a variant set with its header metadata
+ * is kilobytes of text), remembered per object and naming form. Such records must not be mutated.
+ */
+const written = new WeakMap<object, Partial<Record<NamingForm, string>>>();
+
+export function writeRecord(desc: MessageDesc, value: object, form: NamingForm): string {
+  let texts = written.get(value);
+  if (!texts) written.set(value, (texts = {}));
+  return (texts[form] ??= writeMessage(desc, value as Record<string, unknown>, form));
+}
 export const pageReply = <T extends object>(response: SearchResponseDesc, page: SearchPage<T>): Reply => ({
   kind: 'page',
   response,

@@ -24,7 +24,7 @@ export const variantsArea: Area = {
   migrations: variantMigrations,
 
   routes({ registry, config }) {
-    const service = variantService(registry, config.paging);
+    const service = variantService(registry, config.paging, config.registryCacheMs);
     return [
       {
         method: 'POST',

@@ -17,6 +17,7 @@ import {
 import { attributesOf } from '../../protocol/common.js';
 import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply.js';
 import type { NamingForm } from '../../protocol/schema.js';
+import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
@@ -75,6 +76,8 @@ export const toCallSetRecord = (row: CallSetRow): CallSetRecord => ({
 /** What serving one variant set needs, built once from the registry and kept while it is unchanged. */
 interface VariantSetContext {
   row: VariantSetRow;
+  /** The set as served; kept, so its JSON is written once (see writeRecord). */
+  record: VariantSetRecord;
   id: string;
   files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
   sampleOrdinal: Map<string, number>;
@@ -96,11 +99,13 @@ interface ResumePoint {
 const CONTEXT_CACHE_SIZE = 32;
 const RESUME_POINTS = 4096;
 
-export function variantService(registry: Registry, limits: PagingLimits, files = new VcfFileCache()) {
+export function variantService(registry: Registry, limits: PagingLimits, registryCacheMs: number, files = new VcfFileCache()) {
   const contexts = new Map<string, VariantSetContext>();
+  const setRows = new RegistryCache<VariantSetRow>(registryCacheMs);
+  const callSetRows = new RegistryCache<CallSetRow>(registryCacheMs);
 
   async function contextOf(datasetName: string, name: string, id: string): Promise<VariantSetContext> {
-    const row = await getVariantSetRow(registry, datasetName, name);
+    const row = await setRows.get(JSON.stringify([datasetName, name]), () => getVariantSetRow(registry, datasetName, name));
     if (!row) throw notFound('variant set', id);
     const key = `${datasetName}\0${name}`;
     const cached = contexts.get(key);
@@ -118,6 +123,7 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
     const names = callSetRows.map((r) => r.name);
     const context: VariantSetContext = {
       row,
+      record: toVariantSetRecord(row),
       id: vsId,
       files: fileRows.map((f) => ({
         ordinal: f.ordinal,
@@ -248,7 +254,7 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
       return keysetPage(rows, pageSize, fingerprint, toVariantSetRecord, (r) => r.name);
     },
 
-    getVariantSet: async (id: string) => toVariantSetRecord((await contextOfId(id)).row),
+    getVariantSet: async (id: string) => (await contextOfId(id)).record,
 
     async searchCallSets(
       request: { variantSetId: string; name?: string; biosampleId?: string } & PageQuery,
@@ -265,7 +271,10 @@ export function variantService(registry: Registry, limits: PagingLimits, files =
 
     async getCallSet(id: string): Promise<CallSetRecord> {
       const [datasetName, kind, setName, sample] = decodeId(id, IdKinds.callSet);
-      const row = kind === 'vs' ? await getCallSetRow(registry, datasetName, setName, sample) : undefined;
+      const row =
+        kind === 'vs'
+          ? await callSetRows.get(JSON.stringify([datasetName, setName, sample]), () => getCallSetRow(registry, datasetName, setName, sample))
+          : undefined;
       if (!row) throw notFound('call set', id);
       return toCallSetRecord(row);
     },
