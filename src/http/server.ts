@@ -138,6 +138,14 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         return send(res, 200, writeRecord(reply.desc, reply.value, form));
       case 'page':
         return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
+      case 'bytes': {
+        const chunks = reply.chunks(form);
+        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': chunks.reduce((n, c) => n + c.length, 0) });
+        res.cork(); // one write to the socket for all the pieces
+        for (const chunk of chunks) res.write(chunk);
+        res.end();
+        return;
+      }
       case 'stream': {
         res.writeHead(200, { 'content-type': JSON_TYPE });
         await reply.write(

@@ -44,7 +44,9 @@ export interface SearchPage<T> {
 export type Reply =
   | { kind: 'record'; desc: MessageDesc; value: object }
   | { kind: 'page'; response: SearchResponseDesc; page: SearchPage<object> }
-  | { kind: 'stream'; write(sink: JsonSink, form: NamingForm): Promise<void> };
+  | { kind: 'stream'; write(sink: JsonSink, form: NamingForm): Promise<void> }
+  /** A reply whose JSON is assembled from pieces of bytes, some taken as they are from a file. */
+  | { kind: 'bytes'; chunks(form: NamingForm): Uint8Array[] };
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
 

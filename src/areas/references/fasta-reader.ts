@@ -85,7 +85,7 @@ function upperCaseBases(bytes: Uint8Array, count: number): boolean {
  * Throws FastaLayoutError when the bytes do not fit the index: a line break where a base should be
  * (lines of uneven length) or anything but \n and \r where the index puts a line break.
  */
-export function basesFromBytes(bytes: Uint8Array, entry: FaiEntry, start: number, end: number, source: string): string {
+export function basesFromBytes(bytes: Uint8Array, entry: FaiEntry, start: number, end: number, source: string): Buffer {
   const count = end - start;
   const lineBreak = entry.lineWidth - entry.lineBases;
   const misfit = () => new FastaLayoutError(`${source} does not match its index near base ${start} (are all lines of a sequence the same length?)`);
@@ -104,7 +104,10 @@ export function basesFromBytes(bytes: Uint8Array, entry: FaiEntry, start: number
     run = Math.min(entry.lineBases, count - to);
   }
   if (!upperCaseBases(bytes, count)) throw misfit();
-  return Buffer.from(bytes.buffer, bytes.byteOffset, count).toString('latin1');
+  const bases = Buffer.from(bytes.buffer, bytes.byteOffset, count);
+  // The bytes go into JSON as they are: a quote or a backslash would break it (memchr-fast checks).
+  if (bases.includes(0x22) || bases.includes(0x5c)) throw misfit();
+  return bases;
 }
 
 /** A FASTA file and its .fai (and .gzi when bgzipped), the index parsed once, on first use. */
@@ -127,8 +130,11 @@ export class IndexedFastaFile {
     return this.index;
   }
 
-  /** Bases [start, end) of sequence `name`, upper-cased; FastaLayoutError when the file does not hold them. */
-  async bases(name: string, start: number, end: number): Promise<string> {
+  /**
+   * Bases [start, end) of sequence `name`, upper-cased, as bytes (printable ASCII, no quote or
+   * backslash: safe to write into JSON as they are); FastaLayoutError when the file does not hold them.
+   */
+  async bases(name: string, start: number, end: number): Promise<Buffer> {
     const entry = (await this.entries()).get(name);
     if (!entry) throw new FastaLayoutError(`${this.source} has no sequence '${name}' in its index`);
     if (!(isCount(start) && start < end && end <= entry.length)) {

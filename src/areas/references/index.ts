@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { action, commaList, say } from '../../cli/output.js';
 import { GAException } from '../../protocol/errors.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
+import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { withRegistry } from '../../registry/registry.js';
 import type { Area } from '../area.js';
 import { loadReferenceSet, type ReferenceSetOptions } from './loader.js';
@@ -15,11 +16,29 @@ import {
   SearchReferenceSetsResponse,
   SearchReferencesRequest,
   SearchReferencesResponse,
+  type BasesPage,
   type BasesRequest,
 } from './messages.js';
 import { SequenceFiles } from './sequences.js';
 import { referenceService } from './service.js';
 import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
+
+/**
+ * ListReferenceBasesResponse with the bases written into the JSON as the bytes read from the file:
+ * a 1 Mb page as a JavaScript string cost ~2 ms to escape and ~1.5 ms to encode again, more than the
+ * whole read (P2: 71-94 -> 190-240 M bases/s in a prototype against samtools' 124-155 M).
+ */
+function basesReply(page: BasesPage): Reply {
+  const key = (field: string, form: NamingForm) => keyOf(ListReferenceBasesResponse, field, form);
+  return {
+    kind: 'bytes',
+    chunks(form) {
+      const head = '{' + key('offset', form) + page.offset + ',' + key('sequence', form) + '"';
+      const token = page.nextPageToken ? ',' + key('nextPageToken', form) + JSON.stringify(page.nextPageToken) : '';
+      return [Buffer.from(head), page.sequence, Buffer.from('"' + token + '}')];
+    },
+  };
+}
 
 export const referencesArea: Area = {
   name: 'references',
@@ -27,7 +46,7 @@ export const referencesArea: Area = {
 
   routes({ registry, config }) {
     const service = referenceService(registry, config, new SequenceFiles());
-    const bases = async (id: string, request: BasesRequest) => recordReply(ListReferenceBasesResponse, await service.listBases(id, request));
+    const bases = async (id: string, request: BasesRequest) => basesReply(await service.listBases(id, request));
     return [
       {
         method: 'POST',

@@ -100,6 +100,7 @@ export interface BasesRequest {
 
 export interface BasesPage {
   offset: number;
-  sequence: string;
+  /** Upper-case bases as ASCII bytes, with no character that JSON would escape. */
+  sequence: Buffer;
   nextPageToken?: string;
 }

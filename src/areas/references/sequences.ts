@@ -23,8 +23,8 @@ export class SequenceFiles {
     return fasta;
   }
 
-  /** Bases [start, end) of one sequence, upper-cased (IUPAC codes, as the protocol defines them). */
-  async bases(set: ReferenceSetRow, name: string, start: number, end: number): Promise<string> {
+  /** Bases [start, end) of one sequence, upper-cased (IUPAC codes, as the protocol defines them), as bytes. */
+  async bases(set: ReferenceSetRow, name: string, start: number, end: number): Promise<Buffer> {
     try {
       return await this.fastaOf(set).bases(name, start, end);
     } catch (e) {
