@@ -8,11 +8,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { before, describe, it } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { allMigrations } from '../src/areas/index.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadQuantification } from '../src/areas/rna/loader.js';
-import { addQuantificationSet, getQuantification, listExpressionRows } from '../src/areas/rna/store.js';
+import { addQuantificationSet, getQuantification, listExpressionRows, rowsAboveEstimate, thresholdPlan } from '../src/areas/rna/store.js';
+import { migrate } from '../src/registry/migrations.js';
+import { migrateRegistry, type Registry } from '../src/registry/registry.js';
 import { backends } from './backends.js';
-import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
+import { atEnd, collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
 
 interface Expected {
   name: string;
@@ -96,9 +101,12 @@ for (const backend of backends) {
 describe(`on ${backend.name}`, { skip: backend.skip }, () => {
   let server: TestServer;
   let smallPages: TestServer;
+  let registry: Registry;
 
   before(async () => {
-    const { location, registry } = await newRegistry(await backend.newLocation(dir));
+    const opened = await newRegistry(await backend.newLocation(dir));
+    const location = opened.location;
+    registry = opened.registry;
     await addDataset(registry, 'ds1');
     await addDataset(registry, 'ds2');
     await addQuantificationSet(registry, 'ds1', 'set1', 'the test set');
@@ -264,22 +272,53 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
       }
     });
 
-    it('chooses rows correctly in every plan of the threshold search (30,000 generated rows)', async () => {
+    it('chooses rows correctly in every plan of the threshold search, first pages and deep pages by token (30,000 generated rows)', async () => {
+      const stats = (await getQuantification(registry, 'ds1', 'set1', 'big'))!;
       const values = expected.big.map((r) => r.expression).sort((a, b) => a - b);
-      // Few rows pass (value index), many pass (name order), about half, none, all.
-      for (const threshold of [values[BIG - 150], values[BIG - 5], 500, 0, 1000.6, -1, values[BIG - 25000]]) {
-        const want = expected.big.filter((r) => r.expression > threshold).sort(byName);
+      const above = (threshold: number) => expected.big.filter((r) => r.expression > threshold).sort(byName);
+      // Few rows pass (value index), many pass (name order), near where the plans meet, about half, none, all.
+      const plans = new Set<string>();
+      for (const threshold of [values[BIG - 150], values[BIG - 5], values[BIG - 1200], values[BIG - 1700], 500, 0, 1000.6, -1, values[BIG - 25000]]) {
+        plans.add(thresholdPlan(stats, threshold, 101));
+        const want = above(threshold);
         const first = await server.post('/expressionlevels/search', { rnaQuantificationId: quantId('big'), threshold, pageSize: 100 });
         assert.deepEqual(first.json.expressionLevels.map((l: any) => l.name), want.slice(0, 100).map((r) => r.name), `threshold ${threshold}`);
         assert.equal(first.json.nextPageToken !== undefined, want.length > 100);
       }
-      // Deep pages follow the tokens without loss or repetition.
-      const threshold = values[BIG - 400];
-      const all = await levels('big', { threshold, pageSize: 37 });
-      assert.deepEqual(
-        all.map((l) => [l.name, l.expression, l.rawReadCount]),
-        expected.big.filter((r) => r.expression > threshold).sort(byName).map((r) => [r.name, r.expression, r.rawReadCount]),
-      );
+      assert.deepEqual([...plans].sort(), ['name order', 'value index']);
+      // Deep pages follow the tokens without loss or repetition, in each plan.
+      const deepPlans = new Set<string>();
+      for (const [threshold, pageSize] of [
+        [values[BIG - 400], 37],
+        [values[BIG - 3000], 61],
+      ]) {
+        deepPlans.add(thresholdPlan(stats, threshold, pageSize + 1));
+        const all = await levels('big', { threshold, pageSize });
+        assert.deepEqual(
+          all.map((l) => [l.name, l.expression, l.rawReadCount]),
+          above(threshold).map((r) => [r.name, r.expression, r.rawReadCount]),
+          `threshold ${threshold}, pages of ${pageSize}`,
+        );
+      }
+      assert.deepEqual([...deepPlans].sort(), ['name order', 'value index']);
+    });
+
+    it('keeps the expression at ranks about √2 apart, from which the rows above any threshold are estimated', async () => {
+      const stats = (await getQuantification(registry, 'ds1', 'set1', 'big'))!;
+      const highestFirst = expected.big.map((r) => r.expression).sort((a, b) => b - a);
+      const ranks = JSON.parse(stats.expression_ranks) as Array<[number, number]>;
+      assert.equal(ranks[0][0], 1);
+      assert.equal(ranks.at(-1)![0], BIG);
+      ranks.forEach(([rank, expression], i) => {
+        assert.equal(expression, highestFirst[rank - 1], `rank ${rank}`);
+        if (i > 0) assert.ok(rank > ranks[i - 1][0] && rank <= Math.round(ranks[i - 1][0] * 1.5) + 1, `rank ${rank} after ${ranks[i - 1][0]}`);
+      });
+      for (const threshold of [-1, 0, 0.1, 1, 50, 500, 900, 999, 1000.5, 1000.6, 2000]) {
+        const passing = highestFirst.filter((v) => v > threshold).length;
+        const estimate = rowsAboveEstimate(ranks, threshold);
+        if (passing === 0) assert.equal(estimate, 0, `threshold ${threshold}`);
+        else assert.ok(estimate >= passing / 1.5 && estimate <= passing * 1.5, `threshold ${threshold}: ${estimate} for ${passing}`);
+      }
     });
 
     it('filters by names: exact match against any, a single string as a one-element list', async () => {
@@ -390,12 +429,52 @@ describe('loading', () => {
     const rows = readTable(file, { expression: 'TPM', rawReadCount: 'expected_count', low: 'TPM_ci_lower_bound', high: 'TPM_ci_upper_bound' });
     assert.deepEqual(await loadQuantification(registry, 'd', 's', file), { name: 'rsem_test_data', format: 'rsem', units: 'TPM', rows: rows.length });
     const q = (await getQuantification(registry, 'd', 's', 'rsem_test_data'))!;
-    const stored = await listExpressionRows(registry, { quantificationId: q.id, limit: 10 });
+    const stored = await listExpressionRows(registry, { quantification: q, limit: 10 });
     assert.deepEqual(
       stored.map((r) => ({ name: r.name, expression: r.expression, rawReadCount: r.raw_read_count, confIntervalLow: r.conf_interval_low, confIntervalHigh: r.conf_interval_high })),
       [...rows].sort(byName),
     );
     await assert.rejects(loadQuantification(registry, 'd', 's', file, { name: 'x', units: 'FPKM' }), { message: /^line 2: column 'FPKM' is not a number: 'FPKM'/ });
+  });
+
+  it('migrates a registry made before the rank ladder: ranks filled in from the stored rows, every plan answering', async () => {
+    // A registry as the migrations before 'rna threshold plans' left it, holding the generated table.
+    const location = path.join(tempDir(), 'old.sqlite');
+    const old = new Kysely<any>({ dialect: new SqliteDialect({ database: new BetterSqlite3(location) }) });
+    await migrate(old, allMigrations().filter((m) => m.name !== 'rna threshold plans'), 'sqlite');
+    const now = new Date().toISOString();
+    await old.insertInto('dataset').values({ name: 'd', description: null, created_at: now }).execute();
+    await old.insertInto('rna_quantification_set').values({ dataset_name: 'd', name: 's', description: null, created_at: now }).execute();
+    await old
+      .insertInto('rna_quantification')
+      .values({ id: 1, dataset_name: 'd', set_name: 's', name: 'big', description: null, biosample_id: null, format: 'kallisto', units: 'TPM',
+        fields: '["rawReadCount"]', programs: '[]', feature_set_ids: '[]', read_group_ids: '[]', row_count: BIG, source: bigFile, created_at: now })
+      .execute();
+    for (let i = 0; i < BIG; i += 100) {
+      await old
+        .insertInto('rna_expression')
+        .values(expected.big.slice(i, i + 100).map((r) => ({ quantification_id: 1, name: r.name, expression: r.expression, raw_read_count: r.rawReadCount })))
+        .execute();
+    }
+    await old.destroy();
+
+    const { registry, applied } = await migrateRegistry(location);
+    atEnd(() => registry.close());
+    assert.deepEqual(applied.map((m) => m.name), ['rna threshold plans']);
+    const stats = (await getQuantification(registry, 'd', 's', 'big'))!;
+    const highestFirst = expected.big.map((r) => r.expression).sort((a, b) => b - a);
+    const ranks = JSON.parse(stats.expression_ranks) as Array<[number, number]>;
+    assert.deepEqual(ranks.map(([rank]) => rank).slice(0, 8), [1, 2, 3, 4, 6, 8, 11, 16]);
+    assert.deepEqual(ranks.map(([, expression]) => expression), ranks.map(([rank]) => highestFirst[rank - 1]));
+    const plans = new Set<string>();
+    for (const threshold of [highestFirst[20], highestFirst[5000], 0]) {
+      plans.add(thresholdPlan(stats, threshold, 11));
+      const want = expected.big.filter((r) => r.expression > threshold).sort(byName);
+      const after = want[Math.floor(want.length / 2)].name;
+      const page = await listExpressionRows(registry, { quantification: stats, above: threshold, after, limit: 11 });
+      assert.deepEqual(page.map((r) => r.name), want.filter((r) => r.name > after).slice(0, 11).map((r) => r.name), `threshold ${threshold}`);
+    }
+    assert.deepEqual([...plans].sort(), ['name order', 'value index']);
   });
 
   it('refuses a feature name that appears twice, naming both lines', async () => {

@@ -156,6 +156,8 @@ export async function copyRegistry(
         await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce(max(${sql.ref(column)}), 0) + 1, false) from ${sql.table(table)}`.execute(trx);
       }
     });
+    // PostgreSQL plans index-only scans (the RNA threshold plans) from statistics: gather them now.
+    if (into.dialect === 'postgres') await sql`ANALYZE`.execute(into.db);
     done = true;
     return copied;
   } finally {

@@ -140,7 +140,7 @@ export function rnaService(registry: Registry, limits: PagingLimits) {
       }
       const quantification = await quantificationNamed(request.rnaQuantificationId);
       const rows = await listExpressionRows(registry, {
-        quantificationId: quantification.id,
+        quantification,
         names,
         above: threshold === -Infinity ? undefined : threshold,
         after,

@@ -5,9 +5,9 @@
  * Expression levels are the one big table of the registry (a quantification holds up to millions of
  * rows), so each row names its quantification by an integer key rather than three text names, and the
  * searches are shaped for two indexes: (quantification, name) for name order, keyset pages and the
- * names filter; (quantification, expression) for thresholds that only a few rows pass.
+ * names filter; (quantification, expression, name) for thresholds that only a few rows pass.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { insertRows, type BulkColumn } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
@@ -39,6 +39,11 @@ export interface RnaTables {
     feature_set_ids: string;
     read_group_ids: string;
     row_count: number;
+    /**
+     * JSON [rank, expression] pairs: the expression of the row at each rank of a geometric ladder of
+     * ranks, highest value first (expressionRanks). The threshold search plans with it (rowsAboveEstimate).
+     */
+    expression_ranks: string;
     source: string;
     created_at: string;
   };
@@ -116,6 +121,28 @@ export const rnaMigrations: Migration[] = [
         .execute();
     },
   },
+  {
+    version: 6,
+    name: 'rna threshold plans',
+    async up(db: Kysely<any>) {
+      // The value index also holds the name, so the rows above a threshold are picked and ordered by
+      // name from the index alone, without reading each table row (docs/rna.md, query plan).
+      await db.schema.dropIndex('rna_expression_by_value').execute();
+      await db.schema
+        .createIndex('rna_expression_by_value_name')
+        .on('rna_expression')
+        .columns(['quantification_id', 'expression', 'name'])
+        .where(sql.ref('expression'), '>', sql.lit(0))
+        .execute();
+      await db.schema.alterTable('rna_quantification').addColumn('expression_ranks', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+      const quantifications = await db.selectFrom('rna_quantification').select('id').execute();
+      for (const { id } of quantifications) {
+        const values = await db.selectFrom('rna_expression').select('expression').where('quantification_id', '=', id).execute();
+        const ranks = expressionRanks(Float64Array.from(values, (v) => Number(v.expression)));
+        await db.updateTable('rna_quantification').set({ expression_ranks: JSON.stringify(ranks) }).where('id', '=', id).execute();
+      }
+    },
+  },
 ];
 
 export type QuantificationSetRow = RnaTables['rna_quantification_set'];
@@ -172,7 +199,7 @@ export async function removeQuantificationSet(registry: Registry, datasetName: s
 // ---------------------------------------------------------------------------------------------------
 // Quantifications
 
-export type NewQuantification = Omit<QuantificationRow, 'id' | 'row_count' | 'created_at'>;
+export type NewQuantification = Omit<QuantificationRow, 'id' | 'row_count' | 'expression_ranks' | 'created_at'>;
 
 /**
  * Records a quantification and its expression rows in one transaction, so a failure leaves the
@@ -198,10 +225,23 @@ export async function insertQuantification(
     const id = Number(last?.id ?? 0) + 1;
     await trx
       .insertInto('rna_quantification')
-      .values({ ...quantification, id, row_count: rows.length, created_at: new Date().toISOString() })
+      .values({
+        ...quantification,
+        id,
+        row_count: rows.length,
+        expression_ranks: JSON.stringify(expressionRanks(Float64Array.from(rows, (r) => r.expression))),
+        created_at: new Date().toISOString(),
+      })
       .execute();
     await insertExpressionRows(registry, trx, id, rows, progress);
   });
+  if (registry.dialect === 'postgres') {
+    // PostgreSQL reads the value index alone only for pages its visibility map marks all-visible, and
+    // plans with statistics: both come from VACUUM ANALYZE, which autovacuum would run some time later
+    // (or never, where it is off). Without it, thresholds few rows pass took 10-17 ms a page instead of
+    // 2-4 ms on 1,000,000 rows. It cannot run inside the load's transaction, so it follows the commit.
+    await sql`vacuum analyze rna_expression`.execute(registry.db);
+  }
 }
 
 /** The columns of an expression row, in the order insertExpressionRows hands them over. */
@@ -299,8 +339,44 @@ export async function getExpressionRow(registry: Registry, quantificationId: num
     .executeTakeFirst();
 }
 
+/** [rank, expression]: the expression of the row at that rank (1 = highest) of a quantification. */
+export type ExpressionRank = [number, number];
+
+/**
+ * The expressions at ranks 1, 2, 3, 4, 6, 8, 11, ... (each about √2 times the one before) and at the
+ * last rank: about 40 pairs for a million rows, from which the count of rows above any threshold is
+ * known within a factor of √2 without reading a row.
+ */
+export function expressionRanks(values: Float64Array): ExpressionRank[] {
+  const highestFirst = Float64Array.from(values).sort().reverse();
+  const ranks: ExpressionRank[] = [];
+  for (let rank = 1; rank <= highestFirst.length; rank = Math.max(rank + 1, Math.round(rank * Math.SQRT2))) {
+    ranks.push([rank, highestFirst[rank - 1]]);
+  }
+  const last = highestFirst.length;
+  if (last > 0 && ranks.at(-1)![0] !== last) ranks.push([last, highestFirst[last - 1]]);
+  return ranks;
+}
+
+/**
+ * How many rows have an expression strictly above the threshold, from the rank ladder: the count lies
+ * between the last rank whose expression is above the threshold and the next rank; the estimate is their
+ * geometric mean.
+ */
+export function rowsAboveEstimate(ranks: readonly ExpressionRank[], threshold: number): number {
+  let below = 0;
+  for (const [rank, expression] of ranks) {
+    if (!(expression > threshold)) return below === 0 ? 0 : Math.sqrt(below * (rank - 1));
+    below = rank;
+  }
+  return below;
+}
+
+/** What the threshold search needs to know of a quantification. */
+export type QuantificationStats = Pick<QuantificationRow, 'id' | 'row_count' | 'expression_ranks'>;
+
 export interface ExpressionQuery {
-  quantificationId: number;
+  quantification: QuantificationStats;
   /** Only rows with one of these names (exact); undefined or empty: no name filter. */
   names?: string[];
   /** Only rows whose expression is strictly greater; undefined: no threshold. */
@@ -311,26 +387,40 @@ export interface ExpressionQuery {
 }
 
 /**
- * How many rows a name-order scan reads before deciding that the threshold is selective, and how many
- * rows above the threshold the expression index may hand over to be sorted by name. Measured on a
- * 1,000,000-row quantification, every threshold stays under 5 ms a page (numbers in docs/rna.md).
+ * What reading one row of the value index costs (taking it, keeping it in the sort by name), relative to
+ * stepping over one row in name order. Measured on a 1,000,000-row quantification on SQLite, where both
+ * plans take the same time near 8,000 rows passing for pages of 100 (docs/rna.md).
  */
-export const NAME_SCAN_BUDGET = 2000;
-export const SELECTIVE_THRESHOLD_ROWS = 20000;
+export const VALUE_INDEX_ROW_COST = 1.5;
+
+export type ThresholdPlan = 'name order' | 'value index';
+
+/**
+ * How a page of `limit` rows above a threshold is best found. In name order, skipping the rows at or
+ * under the threshold: about limit × rows / passing rows are stepped over (all of them when few pass).
+ * Through the value index: every passing row is read, from the index alone, and the ones after the
+ * page token sorted by name. The first costs rows·limit/passing, the second passing rows × its row cost:
+ * the value index wins below about √(limit × rows ÷ VALUE_INDEX_ROW_COST) passing rows. The passing rows
+ * are estimated from the rank ladder. The index holds only rows above 0, so serves thresholds ≥ 0 only.
+ */
+export function thresholdPlan(quantification: QuantificationStats, above: number, limit: number): ThresholdPlan {
+  if (!(above >= 0)) return 'name order';
+  const rows = Number(quantification.row_count);
+  const passing = rowsAboveEstimate(JSON.parse(quantification.expression_ranks) as ExpressionRank[], above);
+  const nameOrderCost = Math.min(rows, (limit * (rows + 1)) / (passing + 1));
+  return passing * VALUE_INDEX_ROW_COST <= nameOrderCost ? 'value index' : 'name order';
+}
 
 /**
  * One page of expression rows in name order. Without a threshold, or with a names filter, the
- * (quantification, name) index answers directly. With a threshold, a scan in name order skips the rows
- * at or under it, which is cheap when many rows pass but reads the whole quantification when few do;
- * so: try a bounded name-order scan first, and when it does not fill the page, count (up to a bound)
- * the rows above the threshold through the expression index. Few: take those rows and sort them by
- * name. Many: the unbounded name-order scan finds a page quickly.
+ * (quantification, name) index answers directly. With a threshold, the plan thresholdPlan picks from the
+ * quantification's rank ladder, without counting rows at query time.
  */
 export async function listExpressionRows(registry: Registry, query: ExpressionQuery): Promise<ExpressionRowStored[]> {
   const db = registry.db;
-  const { quantificationId, names, above, after, limit } = query;
+  const { quantification, names, above, after, limit } = query;
   const base = () => {
-    let q = db.selectFrom('rna_expression').selectAll().where('quantification_id', '=', quantificationId);
+    let q = db.selectFrom('rna_expression').selectAll().where('quantification_id', '=', quantification.id);
     if (after !== undefined) q = q.where('name', '>', after);
     return q;
   };
@@ -342,43 +432,36 @@ export async function listExpressionRows(registry: Registry, query: ExpressionQu
   }
   if (above === undefined) return base().orderBy('name').limit(limit).execute();
 
-  // A name-order scan of at most NAME_SCAN_BUDGET rows (the LIMIT keeps the planner on the name index).
-  const bounded = await db
-    .selectFrom(base().orderBy('name').limit(NAME_SCAN_BUDGET).as('scan'))
-    .selectAll()
-    .where('expression', '>', above)
-    .orderBy('name')
-    .limit(limit)
-    .execute();
-  if (bounded.length === limit) return bounded;
-
-  if (above >= 0) {
-    // The value index holds the rows above 0; the literal `expression > 0` lets the planner use it. It
-    // comes after the threshold: SQLite bounds the index range by the first of the two terms.
-    const passing = () =>
-      db
-        .selectFrom('rna_expression')
-        .where('quantification_id', '=', quantificationId)
-        .where('expression', '>', above)
-        .where('expression', '>', sql.lit(0))
-        .limit(SELECTIVE_THRESHOLD_ROWS + 1);
-    const counted = await db
-      .selectFrom(passing().select('quantification_id').as('hits'))
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    if (Number(counted.n) <= SELECTIVE_THRESHOLD_ROWS) {
-      // Few rows pass: take them through the value index, then sort them by name.
-      let q = db.selectFrom(passing().selectAll().as('hits')).selectAll();
-      if (after !== undefined) q = q.where('name', '>', after);
-      return q.orderBy('name').limit(limit).execute();
-    }
+  if (thresholdPlan(quantification, above, limit) === 'value index') {
+    // The page's names come from the value index alone (it holds the name); then their rows by key.
+    // `expression > 0` is the index's own condition, which lets the planner use it; it comes after the
+    // threshold since SQLite bounds the index range by the first of the two terms. The name is compared
+    // and sorted as `name || ''`, so that no planner walks the name index instead (SQLite would for the
+    // token, PostgreSQL without statistics for the order).
+    let page = db
+      .selectFrom('rna_expression')
+      .select('name')
+      .where('quantification_id', '=', quantification.id)
+      .where('expression', '>', above)
+      .where('expression', '>', sql.lit(0));
+    if (after !== undefined) page = page.where(notIndexed('name'), '>', after);
+    return db
+      .selectFrom('rna_expression')
+      .selectAll()
+      .where('quantification_id', '=', quantification.id)
+      .where('name', 'in', page.orderBy(notIndexed('name')).limit(limit))
+      .orderBy('name')
+      .execute();
   }
-  // Many rows pass: the name-order scan finds a page soon.
   return base().where(notIndexed('expression'), '>', above).orderBy('name').limit(limit).execute();
 }
 
 /**
- * `column + 0`: the same value, but a term no index can serve, so the planner keeps to the name index
- * (otherwise SQLite may pick the expression index and sort a million rows). Plain SQL on both dialects.
+ * `expression + 0`, `name || ''`: the same value (and, for the name, the same byte order), but a term no
+ * index can serve, which keeps the planner on the index the plan is made for. Plain SQL on both dialects.
  */
-const notIndexed = (column: 'expression') => sql<number>`${sql.ref(column)} + 0`;
+function notIndexed(column: 'expression'): RawBuilder<number>;
+function notIndexed(column: 'name'): RawBuilder<string>;
+function notIndexed(column: 'expression' | 'name') {
+  return column === 'expression' ? sql<number>`${sql.ref(column)} + 0` : sql<string>`${sql.ref(column)} || ''`;
+}
