@@ -2,7 +2,7 @@
  * Inserting many rows into one table, the fastest way each backend offers inside a Kysely
  * transaction: on SQLite, one prepared statement run per row on the raw handle (no SQL text built per
  * batch); on PostgreSQL, one `INSERT ... SELECT * FROM unnest(array, array, ...)` per batch (one
- * parameter per column, however many rows). Figures in docs/rna.md.
+ * parameter per column, however many rows). Figures in the README, "RNA quantifications".
  *
  * COPY FROM STDIN would be faster still on PostgreSQL, but it needs the raw client of the transaction,
  * which Kysely does not hand out; unnest keeps the load inside the one transaction a failure rolls back.
