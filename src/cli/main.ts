@@ -1,5 +1,5 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { startServer } from '../app.js';
 import { areas } from '../areas/index.js';
 import { progressReporter } from '../areas/rna/loader.js';
@@ -7,15 +7,7 @@ import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../confi
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
-import { action, formatTable, say } from './output.js';
-
-function integerOption(min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
-    return n;
-  };
-}
+import { action, formatTable, integerAtLeast, say } from './output.js';
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -111,13 +103,13 @@ function serveCommand(program: Command): void {
     .description('serve a registry over HTTP')
     .argument('<registry>')
     .option('--host <host>', 'address to listen on', defaults.host)
-    .option('--port <port>', 'port to listen on (0: any free port)', integerOption(0), defaults.port)
-    .option('--default-page-size <n>', 'records per page when a request gives no pageSize', integerOption(1), defaults.paging.defaultPageSize)
-    .option('--max-page-size <n>', 'largest pageSize honoured (larger ones are clamped)', integerOption(1), defaults.paging.maxPageSize)
-    .option('--page-byte-budget <bytes>', 'a page ends early once its records pass this size', integerOption(1), defaults.paging.pageByteBudget)
-    .option('--bases-page-size <n>', 'bases per page of ListReferenceBases', integerOption(1), defaults.basesPageSize)
-    .option('--registry-cache-ms <ms>', 'keep registry metadata in memory this long (0: read it on every request)', integerOption(0), defaults.registryCacheMs)
-    .option('--body-limit <bytes>', 'largest request body accepted', integerOption(1), defaults.bodyLimit)
+    .option('--port <port>', 'port to listen on (0: any free port)', integerAtLeast(0), defaults.port)
+    .option('--default-page-size <n>', 'records per page when a request gives no pageSize', integerAtLeast(1), defaults.paging.defaultPageSize)
+    .option('--max-page-size <n>', 'largest pageSize honoured (larger ones are clamped)', integerAtLeast(1), defaults.paging.maxPageSize)
+    .option('--page-byte-budget <bytes>', 'a page ends early once its records pass this size', integerAtLeast(1), defaults.paging.pageByteBudget)
+    .option('--bases-page-size <n>', 'bases per page of ListReferenceBases', integerAtLeast(1), defaults.basesPageSize)
+    .option('--registry-cache-ms <ms>', 'keep registry metadata in memory this long (0: read it on every request)', integerAtLeast(0), defaults.registryCacheMs)
+    .option('--body-limit <bytes>', 'largest request body accepted', integerAtLeast(1), defaults.bodyLimit)
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
     .option('--access-log', 'log one line per request to standard error');

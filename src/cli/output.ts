@@ -1,4 +1,5 @@
 /** How CLI commands report: one line per problem, non-zero exit, never a stack trace for user errors. */
+import { InvalidArgumentError } from 'commander';
 import { UserError } from '../user-error.js';
 
 export function reportFailure(error: unknown): void {
@@ -40,3 +41,12 @@ export const commaList = (value: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** Parses an integer option value, refusing anything below `min` (commander reports it in one line). */
+export function integerAtLeast(min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    return n;
+  };
+}

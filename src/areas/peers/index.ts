@@ -3,8 +3,8 @@
  * operator's `repo` commands for the list and the announcement log, and the `serve` options that set
  * the acceptance policy. `GET /info` lives in the info area.
  */
-import { Option, InvalidArgumentError, type Command } from 'commander';
-import { action, formatTable, say } from '../../cli/output.js';
+import { Option, type Command } from 'commander';
+import { action, formatTable, integerAtLeast, say } from '../../cli/output.js';
 import type { GAException } from '../../protocol/errors.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
 import { withRegistry } from '../../registry/registry.js';
@@ -24,14 +24,6 @@ import {
   type Remote,
 } from './service.js';
 import { deletePeer, listAnnouncements, listPeers, peerMigrations, upsertPeer } from './store.js';
-
-function integerAtLeast(min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
-    return n;
-  };
-}
 
 /** What the operator gave for start-up announcements, checked before the server starts. */
 function announceTargetsOf(options: Record<string, unknown>): { publicUrl: string; targets: string[] } | undefined {
