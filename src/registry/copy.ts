@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { UserError } from '../user-error.js';
-import { insertRows, type BulkColumn } from './bulk.js';
+import { insertRows } from './bulk.js';
 import { MIGRATIONS_TABLE } from './migrations.js';
 import { isPostgresUrl, migrateRegistry, openRegistry, type Registry } from './registry.js';
 
@@ -78,12 +78,12 @@ async function foreignKeys(registry: Registry): Promise<Map<string, string[]>> {
   return map;
 }
 
-/** The columns of a table as the target declares them, with the PostgreSQL type of each. */
-async function columnsOf(registry: Registry, table: string): Promise<BulkColumn[]> {
+/** The columns of a table as the target declares them. */
+async function columnsOf(registry: Registry, table: string): Promise<string[]> {
   const schema = await currentSchema(registry);
   const found = (await registry.db.introspection.getTables()).find((t) => t.name === table && (schema === undefined || t.schema === schema));
   if (!found) throw new UserError(`${registry.location} has no table ${table}; are both registries of the same version?`);
-  return found.columns.map((c) => ({ name: c.name, pgType: c.dataType }));
+  return found.columns.map((c) => c.name);
 }
 
 async function rowCount(db: Kysely<any>, table: string): Promise<number> {
@@ -127,7 +127,7 @@ export async function copyRegistry(
       if (n > 0) throw new UserError(`${targetLocation} already holds data (${n} row(s) in ${table}); copy only into a new or empty registry`);
     }
     // Read before the transaction: on SQLite the transaction holds the one connection.
-    const columnsByTable = new Map<string, BulkColumn[]>();
+    const columnsByTable = new Map<string, string[]>();
     for (const table of tables) columnsByTable.set(table, await columnsOf(target, table));
     const sequences = await sequencesOf(target, tables);
     const copied: CopiedTable[] = [];
@@ -135,11 +135,10 @@ export async function copyRegistry(
     await into.db.transaction().execute(async (trx) => {
       for (const table of tables) {
         const columns = columnsByTable.get(table)!;
-        const names = columns.map((c) => c.name);
         let rows = 0;
         let batch: unknown[][] = [];
-        for await (const row of (source.db as Kysely<any>).selectFrom(table).select(names).stream(COPY_BATCH)) {
-          batch.push(names.map((n) => (row as Record<string, unknown>)[n]));
+        for await (const row of (source.db as Kysely<any>).selectFrom(table).select(columns).stream(COPY_BATCH)) {
+          batch.push(columns.map((n) => (row as Record<string, unknown>)[n]));
           if (batch.length === COPY_BATCH) {
             await insertRows(into, trx, table, columns, batch);
             rows += batch.length;

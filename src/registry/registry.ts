@@ -23,6 +23,11 @@ export interface Registry {
   location: string;
   /** The SQLite handle under `db` (SQLite only): bulk inserts run prepared statements on it, inside db's transactions. */
   sqlite?: BetterSqlite3.Database;
+  /**
+   * PostgreSQL only: the pool's client serving the backend with this process id, while it is checked
+   * out (a Kysely transaction holds one): bulk loads stream COPY through it, inside that transaction.
+   */
+  pgClientOf?(backendPid: number): pg.PoolClient | undefined;
   close(): Promise<void>;
 }
 
@@ -48,8 +53,12 @@ function connect(location: string, create: boolean): Registry {
     const pool = new pg.Pool({ connectionString: location, max: 10, connectionTimeoutMillis: 10_000 });
     // An idle client that loses its server must not take the process down.
     pool.on('error', (e) => console.error(`registry connection error: ${e.message}`));
+    const checkedOut = new Set<pg.PoolClient>();
+    pool.on('acquire', (client) => checkedOut.add(client));
+    pool.on('release', (_err, client) => checkedOut.delete(client));
+    const pgClientOf = (pid: number) => [...checkedOut].find((c) => (c as unknown as { processID: number }).processID === pid);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
-    return { db, dialect: 'postgres', location: redactUrl(location), close: () => db.destroy() };
+    return { db, dialect: 'postgres', location: redactUrl(location), pgClientOf, close: () => db.destroy() };
   }
   if (!create && !fs.existsSync(location)) {
     throw new UserError(`no registry at ${location}; create one with: ga4gh repo init ${location}`);

@@ -8,7 +8,7 @@
  * names filter; (quantification, expression, name) for thresholds that only a few rows pass.
  */
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import { insertRows, type BulkColumn } from '../../registry/bulk.js';
+import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Database } from '../../registry/schema.js';
@@ -245,14 +245,14 @@ export async function insertQuantification(
 }
 
 /** The columns of an expression row, in the order insertExpressionRows hands them over. */
-const EXPRESSION_COLUMNS: BulkColumn[] = [
-  { name: 'quantification_id', pgType: 'int4' },
-  { name: 'name', pgType: 'text' },
-  { name: 'expression', pgType: 'float8' },
-  { name: 'raw_read_count', pgType: 'float8' },
-  { name: 'conf_interval_low', pgType: 'float8' },
-  { name: 'conf_interval_high', pgType: 'float8' },
-  { name: 'attributes', pgType: 'text' },
+const EXPRESSION_COLUMNS = [
+  'quantification_id',
+  'name',
+  'expression',
+  'raw_read_count',
+  'conf_interval_low',
+  'conf_interval_high',
+  'attributes',
 ];
 
 /** Rows handed to the bulk insert at a time (progress is reported between them). */
