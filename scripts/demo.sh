@@ -23,7 +23,9 @@ ga4gh repo add-referenceset "$REGISTRY" "$D/referenceSets/NCBI37.fa.gz" --assemb
 ga4gh repo add-referenceset "$REGISTRY" "$D/referenceSets/Default.fa.gz"
 ga4gh repo add-referenceset "$REGISTRY" "$D/referenceSets/example_1.fa.gz"
 ga4gh repo add-referenceset "$REGISTRY" "$D/referenceSets/example_2.fa.gz"
+echo "ref_brca1 GA4GH_CTS_01_BRCA1" > "$DEMO/hg37.accessions"
 ga4gh repo add-referenceset "$REGISTRY" "$DEMO/compliance/ref_brca1.fa" --name hg37 --assembly-id hg37 \
+  --reference-accessions "$DEMO/hg37.accessions" \
   --species-term-id NCBITaxon:9606 --species-term "Homo sapiens" --is-derived --source-accessions GA4GH_CTS_01 \
   --description "An artificial reference for use with compliance data, derived from GRCh37"
 

@@ -87,6 +87,10 @@ describe('add-referenceset', () => {
     fs.writeFileSync(ragged, '>a\nACG\nACGTA\nAC\n');
     assertOneLineFailure(runCli('repo', 'add-referenceset', registry, ragged), /line 3: .*different lengths/);
     assertOneLineFailure(runCli('repo', 'add-referenceset', registry, ragged, '--species-term-id', 'NCBITaxon:1'), /go together/);
+    const accessions = path.join(dir, 'accessions.txt');
+    fs.writeFileSync(accessions, '1 NC_000001.10\nchr9 NC_000009.11\n');
+    const example = copyFixture('ga4gh-server/referenceSets/example_1.fa.gz', dir);
+    assertOneLineFailure(runCli('repo', 'add-referenceset', registry, example, '--reference-accessions', accessions), /accessions\.txt line 1: the FASTA has no sequence '1'/);
     assertOneLineFailure(runCli('repo', 'add-referenceset', registry), /missing required argument/);
     assert.deepEqual(listJson(), before);
   });

@@ -36,6 +36,19 @@ copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz.fai', sets);
 copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz.gzi', sets);
 const example2 = copyFixture('ga4gh-server/referenceSets/example_2.fa.gz', sets); // indexes created by the loader
 const brca1 = copyFixture('compliance/ref_brca1.fa', sets); // plain FASTA, .fai created by the loader
+// Accessions of single references, as an assembly report gives them (two lines, a comment, a blank).
+const accessionsFile = path.join(dir, 'NCBI37.accessions');
+fs.writeFileSync(accessionsFile, '# name accessions\n1\tNC_000001.10,CM000663.1\n\n3 NC_000003.11\n');
+const accessionsOf = new Map(
+  fs
+    .readFileSync(accessionsFile, 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const [name, list] = l.split(/\s+/);
+      return [name, list.split(',').sort()] as const;
+    }),
+);
 const compliance = JSON.parse(fs.readFileSync(path.join(TESTDATA, 'compliance/ref_brca1.json'), 'utf8'));
 
 const expected = {
@@ -59,6 +72,7 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
       sourceAccessions: ['GCF_000001405.13'],
       sourceUri: 'https://example.org/NCBI37.fa.gz',
       description: 'test set',
+      referenceAccessions: accessionsFile,
     });
     await loadReferenceSet(registry, example2, {});
     await loadReferenceSet(registry, brca1, { name: 'hg37', assemblyId: 'hg37', isDerived: true, sourceAccessions: ['GA4GH_CTS_01'] });
@@ -140,6 +154,23 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
           refs.map((r) => [idOf(setName, r.name), r.name, r.sequence.length, md5(r.sequence)]),
         );
       }
+    });
+
+    it('carries the accessions given for single references, and finds references by them', async () => {
+      for (const ref of expected.NCBI37) {
+        const res = await server.get(`/references/${idOf('NCBI37', ref.name)}`);
+        assert.deepEqual(res.json.sourceAccessions, accessionsOf.get(ref.name) ?? [], ref.name);
+      }
+      for (const [name, list] of accessionsOf) {
+        for (const accession of list) {
+          const res = await server.post('/references/search', { accession });
+          assert.deepEqual(res.json.references.map((r: any) => r.id), [idOf('NCBI37', name)], accession);
+        }
+      }
+      assert.deepEqual((await server.post('/references/search', { accession: 'nc_000001.10' })).json.references, []);
+      assert.deepEqual((await server.post('/references/search', { accession: 'NC_000001' })).json.references, []);
+      const both = await server.post('/references/search', { referenceSetId: idOf('hg37'), accession: 'NC_000001.10' });
+      assert.deepEqual(both.json.references, []);
     });
 
     it('matches the checksum published with the compliance data', async () => {

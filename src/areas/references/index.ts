@@ -113,6 +113,7 @@ export const referencesArea: Area = {
       .option('--source-uri <uri>', 'where the FASTA came from')
       .option('--source-accessions <list>', 'comma-separated accessions, with versions', commaList)
       .option('--is-derived', 'the set adds or alters sequences of its source')
+      .option('--reference-accessions <file>', 'accessions of single references: lines of NAME ACCESSION[,ACCESSION...]')
       .action(
         action(async (location: string, fasta: string, opts: ReferenceSetOptions) => {
           const loaded = await withRegistry(location, (registry) => loadReferenceSet(registry, fasta, opts));

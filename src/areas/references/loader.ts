@@ -20,6 +20,8 @@ export interface ReferenceSetOptions {
   sourceUri?: string;
   sourceAccessions?: string[];
   isDerived?: boolean;
+  /** A file of `NAME ACCESSION[,ACCESSION...]` lines: accessions of single references. */
+  referenceAccessions?: string;
 }
 
 export interface LoadedReferenceSet {
@@ -97,6 +99,29 @@ async function ensureIndexes(fasta: string, scan: FastaScan): Promise<{ fai: str
   return { fai, gzi, created };
 }
 
+/**
+ * Reads a reference accessions file: one reference a line, its name then its accessions (separated by
+ * commas or white space), e.g. `1 NC_000001.10,CM000663.1` as an assembly report gives them.
+ */
+export function readReferenceAccessions(file: string, names: Set<string>): Map<string, string[]> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const out = new Map<string, string[]>();
+  text.split(/\r?\n/).forEach((line, i) => {
+    const fields = line.replace(/#.*/, '').trim().split(/[\s,]+/).filter(Boolean);
+    if (!fields.length) return;
+    const [name, ...accessions] = fields;
+    if (!names.has(name)) throw new UserError(`${file} line ${i + 1}: the FASTA has no sequence '${name}'`);
+    if (!accessions.length) throw new UserError(`${file} line ${i + 1}: no accession after '${name}'`);
+    out.set(name, [...(out.get(name) ?? []), ...accessions]);
+  });
+  return out;
+}
+
 export async function loadReferenceSet(registry: Registry, fasta: string, options: ReferenceSetOptions): Promise<LoadedReferenceSet> {
   const remote = isUrl(fasta);
   if (!remote && !fs.existsSync(fasta)) throw new UserError(`no such file: ${fasta}`);
@@ -111,6 +136,9 @@ export async function loadReferenceSet(registry: Registry, fasta: string, option
   }
   const fastaPath = remote ? fasta : path.resolve(fasta);
   const scan = await scanFasta(fastaPath);
+  const referenceAccessions = options.referenceAccessions
+    ? readReferenceAccessions(options.referenceAccessions, new Set(scan.sequences.map((s) => s.name)))
+    : new Map<string, string[]>();
   const indexes = await ensureIndexes(fastaPath, scan);
   const md5checksum = referenceSetChecksum(scan.sequences.map((s) => s.md5checksum));
   try {
@@ -135,6 +163,7 @@ export async function loadReferenceSet(registry: Registry, fasta: string, option
         length: s.length,
         md5checksum: s.md5checksum,
       })),
+      referenceAccessions,
     });
   } catch (e) {
     // Nothing was registered: leave no index behind that this load created.

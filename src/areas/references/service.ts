@@ -22,6 +22,7 @@ import {
   getReferenceSetRow,
   listReferences,
   listReferenceSets,
+  referenceAccessions,
   type ReferenceRow,
   type ReferenceSetFilter,
   type ReferenceSetRow,
@@ -48,14 +49,14 @@ export function toReferenceSetRecord(set: ReferenceSetRow): ReferenceSetRecord {
   };
 }
 
-/** A reference inherits its species and derivation from its set; accessions are per set only. */
-export function toReferenceRecord(set: ReferenceSetRow, ref: ReferenceRow): ReferenceRecord {
+/** A reference inherits its species and derivation from its set; its accessions are its own. */
+export function toReferenceRecord(set: ReferenceSetRow, ref: ReferenceRow, accessions: string[]): ReferenceRecord {
   return {
     id: referenceId(set.name, ref.name),
     length: Number(ref.length),
     md5checksum: ref.md5checksum,
     name: ref.name,
-    sourceAccessions: [],
+    sourceAccessions: accessions,
     isDerived: Boolean(set.is_derived),
     species: speciesOf(set),
   };
@@ -73,7 +74,7 @@ export interface ReferenceServiceOptions {
 
 export function referenceService(registry: Registry, options: ReferenceServiceOptions, files: SequenceFiles) {
   const sets = new RegistryCache<ReferenceSetRow>(options.registryCacheMs);
-  const references = new RegistryCache<ReferenceRow>(options.registryCacheMs);
+  const references = new RegistryCache<{ ref: ReferenceRow; accessions: string[] }>(options.registryCacheMs);
   const setRow = (name: string) => sets.get(name, () => getReferenceSetRow(registry, name));
 
   async function setNamed(id: string): Promise<ReferenceSetRow> {
@@ -83,14 +84,17 @@ export function referenceService(registry: Registry, options: ReferenceServiceOp
     return set;
   }
 
-  async function referenceNamed(id: string): Promise<{ set: ReferenceSetRow; ref: ReferenceRow }> {
+  async function referenceNamed(id: string): Promise<{ set: ReferenceSetRow; ref: ReferenceRow; accessions: string[] }> {
     const [setName, name] = decodeId(id, IdKinds.reference);
-    const [set, ref] = await Promise.all([
+    const [set, found] = await Promise.all([
       setRow(setName),
-      references.get(JSON.stringify([setName, name]), () => getReferenceRow(registry, setName, name)),
+      references.get(JSON.stringify([setName, name]), async () => {
+        const ref = await getReferenceRow(registry, setName, name);
+        return ref && { ref, accessions: (await referenceAccessions(registry, setName, [name])).get(name) ?? [] };
+      }),
     ]);
-    if (!set || !ref) throw notFound('reference', id);
-    return { set, ref };
+    if (!set || !found) throw notFound('reference', id);
+    return { set, ...found };
   }
 
   return {
@@ -107,30 +111,37 @@ export function referenceService(registry: Registry, options: ReferenceServiceOp
     ): Promise<SearchPage<ReferenceRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('references', { ...request }, options.paging, isReferencePosition);
       const set = request.referenceSetId !== undefined ? await setNamed(request.referenceSetId) : undefined;
-      // References carry no accessions of their own (only their set does), so that filter matches none.
-      const rows =
-        request.accession !== undefined
-          ? []
-          : await listReferences(registry, { referenceSetName: set?.name, md5checksum: request.md5checksum }, after, pageSize + 1);
+      const rows = await listReferences(
+        registry,
+        { referenceSetName: set?.name, md5checksum: request.md5checksum, accession: request.accession },
+        after,
+        pageSize + 1,
+      );
       const owners = new Map<string, ReferenceSetRow>(set ? [[set.name, set]] : []);
+      const accessions = new Map<string, Map<string, string[]>>();
       for (const row of rows) {
-        if (!owners.has(row.reference_set_name)) {
-          const owner = await setRow(row.reference_set_name);
+        const setName = row.reference_set_name;
+        if (!owners.has(setName)) {
+          const owner = await setRow(setName);
           if (owner) owners.set(owner.name, owner);
+        }
+        if (!accessions.has(setName)) {
+          const names = rows.filter((r) => r.reference_set_name === setName).map((r) => r.name);
+          accessions.set(setName, await referenceAccessions(registry, setName, names));
         }
       }
       return keysetPage(
         rows,
         pageSize,
         fingerprint,
-        (row) => toReferenceRecord(owners.get(row.reference_set_name)!, row),
+        (row) => toReferenceRecord(owners.get(row.reference_set_name)!, row, accessions.get(row.reference_set_name)?.get(row.name) ?? []),
         (row): ReferencePosition => [row.reference_set_name, row.ordinal],
       );
     },
 
     async getReference(id: string): Promise<ReferenceRecord> {
-      const { set, ref } = await referenceNamed(id);
-      return toReferenceRecord(set, ref);
+      const { set, ref, accessions } = await referenceNamed(id);
+      return toReferenceRecord(set, ref, accessions);
     },
 
     /**

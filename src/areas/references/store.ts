@@ -33,6 +33,11 @@ export interface ReferenceTables {
     reference_set_name: string;
     accession: string;
   };
+  reference_accession: {
+    reference_set_name: string;
+    reference_name: string;
+    accession: string;
+  };
 }
 
 export const referenceMigrations: Migration[] = [
@@ -79,7 +84,26 @@ export const referenceMigrations: Migration[] = [
       await db.schema.createIndex('reference_set_accession_by_value').on('reference_set_accession').column('accession').execute();
     },
   },
+  {
+    version: 7,
+    name: 'reference accessions',
+    async up(db: Kysely<any>, dialect) {
+      const key = sortableText(dialect);
+      await db.schema
+        .createTable('reference_accession')
+        .addColumn('reference_set_name', key, (c) => c.notNull())
+        .addColumn('reference_name', key, (c) => c.notNull())
+        .addColumn('accession', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('reference_accession_pk', ['reference_set_name', 'reference_name', 'accession'])
+        .addForeignKeyConstraint('reference_accession_reference', ['reference_set_name', 'reference_name'], 'reference', ['reference_set_name', 'name'], (fk) =>
+          fk.onDelete('cascade'),
+        )
+        .execute();
+      await db.schema.createIndex('reference_accession_by_value').on('reference_accession').column('accession').execute();
+    },
+  },
 ];
+
 
 export type ReferenceSetRow = ReferenceTables['reference_set'];
 export type ReferenceRow = ReferenceTables['reference'];
@@ -87,10 +111,12 @@ export type ReferenceRow = ReferenceTables['reference'];
 export interface NewReferenceSet {
   set: Omit<ReferenceSetRow, 'created_at'>;
   references: Array<Omit<ReferenceRow, 'reference_set_name'>>;
+  /** Accessions of single references, by reference name. */
+  referenceAccessions: Map<string, string[]>;
 }
 
 export async function insertReferenceSet(registry: Registry, input: NewReferenceSet): Promise<void> {
-  const { set, references } = input;
+  const { set, references, referenceAccessions } = input;
   await registry.db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('reference_set').select('name').where('name', '=', set.name).executeTakeFirst();
     if (existing) throw new UserError(`reference set '${set.name}' already exists in ${registry.location}`);
@@ -107,6 +133,12 @@ export async function insertReferenceSet(registry: Registry, input: NewReference
         .insertInto('reference_set_accession')
         .values(accessions.map((accession) => ({ reference_set_name: set.name, accession })))
         .execute();
+    }
+    const perReference = [...referenceAccessions].flatMap(([reference_name, list]) =>
+      [...new Set(list)].map((accession) => ({ reference_set_name: set.name, reference_name, accession })),
+    );
+    for (let i = 0; i < perReference.length; i += 500) {
+      await trx.insertInto('reference_accession').values(perReference.slice(i, i + 500)).execute();
     }
   });
 }
@@ -153,6 +185,7 @@ export async function getReferenceRow(registry: Registry, setName: string, name:
 export interface ReferenceFilter {
   referenceSetName?: string;
   md5checksum?: string;
+  accession?: string;
 }
 
 /** References in (set name, file order); `after` is the [set name, ordinal] of the last one seen. */
@@ -165,6 +198,18 @@ export async function listReferences(
   let q = registry.db.selectFrom('reference').selectAll().orderBy('reference_set_name').orderBy('ordinal');
   if (filter.referenceSetName !== undefined) q = q.where('reference_set_name', '=', filter.referenceSetName);
   if (filter.md5checksum !== undefined) q = q.where('md5checksum', '=', filter.md5checksum);
+  if (filter.accession !== undefined) {
+    const accession = filter.accession;
+    q = q.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('reference_accession as a')
+          .select('a.accession')
+          .whereRef('a.reference_set_name', '=', 'reference.reference_set_name')
+          .whereRef('a.reference_name', '=', 'reference.name')
+          .where('a.accession', '=', accession),
+      ),
+    );
+  }
   if (after !== undefined) {
     const [setName, ordinal] = after;
     q = q.where((eb) =>
@@ -176,6 +221,21 @@ export async function listReferences(
   }
   if (limit !== undefined) q = q.limit(limit);
   return q.execute();
+}
+
+/** The accessions of each of `names` (references of one set), in accession order. */
+export async function referenceAccessions(registry: Registry, setName: string, names: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(names.map((n) => [n, []]));
+  if (!names.length) return out;
+  const rows = await registry.db
+    .selectFrom('reference_accession')
+    .select(['reference_name', 'accession'])
+    .where('reference_set_name', '=', setName)
+    .where('reference_name', 'in', names)
+    .orderBy('accession')
+    .execute();
+  for (const r of rows) out.get(r.reference_name)?.push(r.accession);
+  return out;
 }
 
 export async function removeReferenceSet(registry: Registry, name: string): Promise<void> {
