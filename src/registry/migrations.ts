@@ -56,6 +56,3 @@ export async function migrate(db: Kysely<any>, all: Migration[], dialect: Dialec
   }
   return pending;
 }
-
-/** `CURRENT_TIMESTAMP` text default, the same on SQLite and PostgreSQL. */
-export const nowDefault = sql`CURRENT_TIMESTAMP`;
