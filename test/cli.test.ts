@@ -6,6 +6,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { backends, newPostgresDatabase } from './backends.js';
 import { copyFixture, ROOT, runCli, tempDir, TESTDATA } from './helpers.js';
 
 const dir = tempDir();
@@ -146,5 +148,29 @@ describe('serve', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+});
+
+describe('the same commands on a PostgreSQL registry', { skip: backends.find((b) => b.name === 'postgres')!.skip }, () => {
+  it('init, load, list, refuse to serve an unmigrated registry, migrate', async () => {
+    const url = await newPostgresDatabase();
+    assert.equal(runCli('repo', 'init', url).code, 0);
+    assert.equal(runCli('repo', 'add-dataset', url, 'pg1').code, 0);
+    const fasta = copyFixture('ga4gh-server/referenceSets/example_2.fa.gz', path.join(dir, 'pg'));
+    const added = runCli('repo', 'add-referenceset', url, fasta);
+    assert.equal(added.code, 0, added.stderr);
+    const listed = JSON.parse(runCli('repo', 'list', url, '--json').stdout);
+    assert.deepEqual(listed.Datasets, [{ name: 'pg1', description: '' }]);
+    assert.deepEqual(listed['Reference sets'].map((s: any) => s.name), ['example_2']);
+    assertOneLineFailure(runCli('repo', 'add-dataset', url, 'pg1'), /dataset 'pg1' already exists/);
+    // Undo the newest migration, as if the registry came from an older version.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('DROP TABLE reference_accession; DELETE FROM ga4gh_schema_version WHERE version = 7');
+    await admin.end();
+    assertOneLineFailure(runCli('serve', url, '--port', '0'), /needs 1 schema migration.*repo migrate/);
+    const migrated = runCli('repo', 'migrate', url);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.match(migrated.stdout, /applied 7 reference accessions/);
   });
 });
