@@ -81,7 +81,7 @@ export function writeSearchPage(
   let bytes = 0;
   let written = 0;
   for (const record of page.records) {
-    const text = writeMessage(response.item, record as Record<string, unknown>, form);
+    const text = writeRecord(response.item, record, form);
     parts.push(text);
     bytes += text.length;
     written++;

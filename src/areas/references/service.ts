@@ -76,6 +76,15 @@ export function referenceService(registry: Registry, options: ReferenceServiceOp
   const sets = new RegistryCache<ReferenceSetRow>(options.registryCacheMs);
   const references = new RegistryCache<{ ref: ReferenceRow; accessions: string[] }>(options.registryCacheMs);
   const setRow = (name: string) => sets.get(name, () => getReferenceSetRow(registry, name));
+  // Reference sets are few (one per assembly): searches filter the whole list in memory.
+  const allSets = new RegistryCache<Array<{ row: ReferenceSetRow; accessions: Set<string> }>>(options.registryCacheMs);
+  const everySet = async () =>
+    (await allSets.get('all', async () =>
+      (await listReferenceSets(registry, {}, undefined)).map((row) => ({
+        row,
+        accessions: new Set(JSON.parse(row.source_accessions) as string[]),
+      })),
+    )) ?? [];
 
   async function setNamed(id: string): Promise<ReferenceSetRow> {
     const [name] = decodeId(id, IdKinds.referenceSet);
@@ -100,7 +109,16 @@ export function referenceService(registry: Registry, options: ReferenceServiceOp
   return {
     async searchReferenceSets(request: ReferenceSetFilter & PageQuery): Promise<SearchPage<ReferenceSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('referencesets', { ...request }, options.paging, isString);
-      const rows = await listReferenceSets(registry, request, after, pageSize + 1);
+      const rows = (await everySet())
+        .filter(
+          ({ row, accessions }) =>
+            (after === undefined || row.name > after) &&
+            (request.md5checksum === undefined || row.md5checksum === request.md5checksum) &&
+            (request.assemblyId === undefined || row.assembly_id === request.assemblyId) &&
+            (request.accession === undefined || accessions.has(request.accession)),
+        )
+        .slice(0, pageSize + 1)
+        .map(({ row }) => row);
       return keysetPage(rows, pageSize, fingerprint, toReferenceSetRecord, (r) => r.name);
     },
 

@@ -78,6 +78,8 @@ interface VariantSetContext {
   row: VariantSetRow;
   /** The set as served; kept, so its JSON is written once (see writeRecord). */
   record: VariantSetRecord;
+  /** Its call sets in VCF column order, as served (call set searches are answered from here). */
+  callSets: Array<{ ordinal: number; name: string; record: CallSetRecord }>;
   id: string;
   files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
   sampleOrdinal: Map<string, number>;
@@ -124,6 +126,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
     const context: VariantSetContext = {
       row,
       record: toVariantSetRecord(row),
+      callSets: callSetRows.map((r) => ({ ordinal: r.ordinal, name: r.name, record: toCallSetRecord(r) })),
       id: vsId,
       files: fileRows.map((f) => ({
         ordinal: f.ordinal,
@@ -260,13 +263,16 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       request: { variantSetId: string; name?: string; biosampleId?: string } & PageQuery,
     ): Promise<SearchPage<CallSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('callsets', { ...request }, limits, isNonNegativeInteger);
-      const { row } = await contextOfId(request.variantSetId);
+      const { callSets } = await contextOfId(request.variantSetId);
       // Call sets loaded from VCF carry no biosample, so a biosampleId filter matches none of them.
+      const from = after === undefined ? 0 : after + 1; // ordinals are the VCF columns: 0, 1, 2, ...
       const rows =
         request.biosampleId !== undefined
           ? []
-          : await listCallSets(registry, row.dataset_name, row.name, { name: request.name }, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, toCallSetRecord, (r) => r.ordinal);
+          : request.name !== undefined
+            ? callSets.filter((c) => c.name === request.name && c.ordinal >= from).slice(0, pageSize + 1)
+            : callSets.slice(from, from + pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, (c) => c.record, (c) => c.ordinal);
     },
 
     async getCallSet(id: string): Promise<CallSetRecord> {
