@@ -3,7 +3,7 @@
  * its own process and measures P1–P5 of issue 6, each beside a baseline, then prints one table and
  * writes the same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,17 +31,10 @@ async function ensureTools(): Promise<void> {
 }
 
 /** Runs `node bin/ga4gh ARGS` and returns its wall time in seconds. */
-function cli(args: string[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve((performance.now() - start) / 1000) : reject(new Error(`ga4gh ${args.join(' ')} failed: ${stderr.trim()}`)),
-    );
-  });
+async function cli(args: string[]): Promise<number> {
+  const start = performance.now();
+  await run(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args]);
+  return (performance.now() - start) / 1000;
 }
 
 function gitCommit(): string | undefined {

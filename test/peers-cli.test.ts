@@ -3,21 +3,10 @@
  * announcement log, and the refusals (one line, exit 1).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { initRegistry } from '../src/registry/registry.js';
-import { ROOT, runCli, startTestServer, tempDir, type CliResult } from './helpers.js';
-
-/** runCli, but without blocking, so that independent refusals run side by side. */
-function runCliAsync(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args], { encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { runCli, runCliAsync, startTestServer, tempDir } from './helpers.js';
 
 const dir = tempDir('ga4gh-peers-cli-');
 const location = path.join(dir, 'registry.sqlite');

@@ -11,6 +11,8 @@ import type { Registry } from '../registry/registry.js';
 export interface AppContext {
   registry: Registry;
   config: ServerConfig;
+  /** The names of the areas this server serves, in order. */
+  areaNames: string[];
   /** Registers cleanup to run when the server stops (open files, timers). */
   onClose(fn: () => void | Promise<void>): void;
 }

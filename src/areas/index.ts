@@ -9,7 +9,7 @@ import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
 
-export const areas: Area[] = [infoArea, datasetsArea, referencesArea, peersArea, rnaArea, variantsArea];
+export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea];
 
 export function allMigrations(): Migration[] {
   return areas.flatMap((a) => a.migrations).sort((a, b) => a.version - b.version);

@@ -2,12 +2,11 @@
 import { Command } from 'commander';
 import { startServer } from '../app.js';
 import { areas } from '../areas/index.js';
-import { progressReporter } from '../areas/rna/loader.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
-import { action, formatTable, integerAtLeast, say } from './output.js';
+import { action, formatTable, integerAtLeast, progressReporter, say } from './output.js';
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');

@@ -50,3 +50,29 @@ export function integerAtLeast(min: number) {
     return n;
   };
 }
+
+/**
+ * Progress on standard error: a line rewritten in place on a terminal; otherwise a plain line at most
+ * every 10 seconds, so logs of long loads show life without filling up.
+ */
+export function progressReporter(label: string): { update(phase: string, rows: number): void; done(): void } {
+  const tty = process.stderr.isTTY;
+  let lastLine = Date.now();
+  let shown = false;
+  return {
+    update(phase, rows) {
+      const now = Date.now();
+      const text = `${label}: ${rows.toLocaleString('en-US')} rows ${phase}`;
+      if (tty) {
+        process.stderr.write(`\r${text}\x1b[K`);
+        shown = true;
+      } else if (now - lastLine >= 10_000) {
+        process.stderr.write(text + '\n');
+        lastLine = now;
+      }
+    },
+    done() {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+  };
+}

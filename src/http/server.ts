@@ -127,8 +127,8 @@ function queryObject(query: string): Record<string, string> {
 export function createHttpHandler(routes: Route[], config: ServerConfig) {
   const router = buildRouter(routes);
 
-  function send(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) {
-    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
+  function send(res: http.ServerResponse, status: number, body: string) {
+    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) });
     res.end(body);
   }
 
@@ -173,7 +173,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
   }
 
   return async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const started = process.hrtime.bigint();
+    const started = config.accessLog ? process.hrtime.bigint() : 0n;
     let form: NamingForm = config.forceForm ?? 'camel';
     if (config.cors) res.setHeader('access-control-allow-origin', '*');
     try {
@@ -215,12 +215,14 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         }
         req.resume();
       }
+      // The body's own spelling decides the answer's form; a body that fails to parse still answers
+      // its error in the form it was written in.
       let body: unknown = input;
       if (!config.forceForm) form = guessForm(input);
       if (route.request) {
         const parsed = parseMessage(route.request, input);
         body = parsed.value;
-        form = config.forceForm ?? parsed.form;
+        if (!config.forceForm) form = parsed.form;
       }
       const reply = await route.handle({ params, body, form, remote });
       await writeReply(res, reply, form);

@@ -24,6 +24,7 @@ export const ErrorKind = {
 export type ErrorKindName = keyof typeof ErrorKind;
 
 export class GAException extends Error {
+  readonly kind: ErrorKindName;
   readonly status: number;
   readonly code: number;
   /** Extra top-level fields some replies carry beside the error (AnnouncePeerResponse's success). */
@@ -32,9 +33,15 @@ export class GAException extends Error {
   constructor(kind: ErrorKindName, message: string, extra?: Record<string, boolean | string | number>) {
     super(message);
     this.name = 'GAException';
+    this.kind = kind;
     this.status = ErrorKind[kind].status;
     this.code = ErrorKind[kind].code;
     this.extra = extra;
+  }
+
+  /** The same error with extra top-level fields in its reply. */
+  with(extra: Record<string, boolean | string | number>): GAException {
+    return new GAException(this.kind, this.message, { ...this.extra, ...extra });
   }
 }
 

@@ -37,7 +37,8 @@ function digest(text: string, bytes: number): string {
  * A fingerprint of everything that defines a query except its paging fields. Keys are sorted so the
  * same query in either naming form or field order gives the same fingerprint.
  */
-export function queryFingerprint(scope: string, query: Record<string, unknown>): string {
+export function queryFingerprint(scope: string, request: object): string {
+  const query = request as Record<string, unknown>;
   const canonical = JSON.stringify(
     Object.keys(query)
       .filter((k) => k !== 'pageSize' && k !== 'pageToken' && query[k] !== undefined)
@@ -88,7 +89,7 @@ export interface PageQuery {
  */
 export function keysetCursor<P>(
   scope: string,
-  request: PageQuery & Record<string, unknown>,
+  request: PageQuery,
   limits: PagingLimits,
   isPosition: (p: unknown) => p is P,
 ): { pageSize: number; fingerprint: string; after: P | undefined } {

@@ -25,19 +25,16 @@ export async function insertRows(
   rows: readonly unknown[][],
 ): Promise<void> {
   if (rows.length === 0) return;
+  const target = `${quoted(table)} (${columns.map(quoted).join(', ')})`;
   if (registry.sqlite) {
-    const quoted = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
-    const statement = registry.sqlite.prepare(
-      `INSERT INTO "${table.replaceAll('"', '""')}" (${quoted}) VALUES (${columns.map(() => '?').join(', ')})`,
-    );
+    const statement = registry.sqlite.prepare(`INSERT INTO ${target} VALUES (${columns.map(() => '?').join(', ')})`);
     for (const row of rows) statement.run(row);
     return;
   }
   const { rows: [backend] } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
   const client = registry.pgClientOf?.(backend.pid);
   if (!client) throw new Error('bulk insert: the connection of this transaction is not known');
-  const names = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
-  const stream = client.query(copyFrom(`COPY "${table.replaceAll('"', '""')}" (${names}) FROM STDIN`));
+  const stream = client.query(copyFrom(`COPY ${target} FROM STDIN`));
   const finished = once(stream, 'finish');
   finished.catch(() => {}); // awaited below; a failure while waiting for 'drain' must not leave it unhandled
   let text = '';
@@ -51,6 +48,8 @@ export async function insertRows(
   stream.end(text);
   await finished;
 }
+
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** A value in COPY's text format: \N for null, backslash escapes for the characters it reserves. */
 function copyText(value: unknown): string {

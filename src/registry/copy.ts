@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type TableMetadata } from 'kysely';
 import { UserError } from '../user-error.js';
 import { insertRows } from './bulk.js';
 import { MIGRATIONS_TABLE } from './migrations.js';
@@ -25,7 +25,7 @@ const COPY_BATCH = 10_000;
 
 /** The source's tables (the schema-version table aside) in an order where every table follows the ones it references. */
 export async function tablesInDependencyOrder(registry: Registry): Promise<string[]> {
-  const tables = (await userTables(registry)).filter((t) => t !== MIGRATIONS_TABLE).sort();
+  const tables = (await tablesOf(registry)).map((t) => t.name).filter((t) => t !== MIGRATIONS_TABLE).sort();
   const references = await foreignKeys(registry);
   const ordered: string[] = [];
   const placed = new Set<string>();
@@ -42,10 +42,11 @@ export async function tablesInDependencyOrder(registry: Registry): Promise<strin
   return ordered;
 }
 
-async function userTables(registry: Registry): Promise<string[]> {
+/** The registry's tables (views aside), with their columns. */
+async function tablesOf(registry: Registry): Promise<TableMetadata[]> {
   const schema = await currentSchema(registry);
   const found = await registry.db.introspection.getTables();
-  return found.filter((t) => schema === undefined || t.schema === schema).filter((t) => !t.isView).map((t) => t.name);
+  return found.filter((t) => schema === undefined || t.schema === schema).filter((t) => !t.isView);
 }
 
 /** PostgreSQL: the schema unqualified names resolve to (public, unless the URL's user says otherwise). */
@@ -78,14 +79,6 @@ async function foreignKeys(registry: Registry): Promise<Map<string, string[]>> {
   return map;
 }
 
-/** The columns of a table as the target declares them. */
-async function columnsOf(registry: Registry, table: string): Promise<string[]> {
-  const schema = await currentSchema(registry);
-  const found = (await registry.db.introspection.getTables()).find((t) => t.name === table && (schema === undefined || t.schema === schema));
-  if (!found) throw new UserError(`${registry.location} has no table ${table}; are both registries of the same version?`);
-  return found.columns.map((c) => c.name);
-}
-
 async function rowCount(db: Kysely<any>, table: string): Promise<number> {
   const row = await db
     .selectFrom(table)
@@ -95,12 +88,9 @@ async function rowCount(db: Kysely<any>, table: string): Promise<number> {
 }
 
 /** The columns filled by a PostgreSQL sequence (none today: keys are assigned by the code, alike on both backends). */
-async function sequencesOf(registry: Registry, tables: string[]): Promise<Array<{ table: string; column: string }>> {
+function sequencesOf(registry: Registry, tables: TableMetadata[]): Array<{ table: string; column: string }> {
   if (registry.dialect !== 'postgres') return [];
-  const schema = await currentSchema(registry);
-  return (await registry.db.introspection.getTables())
-    .filter((t) => t.schema === schema && tables.includes(t.name))
-    .flatMap((t) => t.columns.filter((c) => c.isAutoIncrementing).map((c) => ({ table: t.name, column: c.name })));
+  return tables.flatMap((t) => t.columns.filter((c) => c.isAutoIncrementing).map((c) => ({ table: t.name, column: c.name })));
 }
 
 const sameSqliteFile = (a: string, b: string) => !isPostgresUrl(a) && !isPostgresUrl(b) && path.resolve(a) === path.resolve(b);
@@ -120,21 +110,22 @@ export async function copyRegistry(
   try {
     target = (await migrateRegistry(targetLocation)).registry;
     const tables = await tablesInDependencyOrder(source);
-    for (const table of tables) {
-      const n = await rowCount(target.db, table).catch(() => {
-        throw new UserError(`${targetLocation} has no table ${table}; are both registries of the same version?`);
-      });
-      if (n > 0) throw new UserError(`${targetLocation} already holds data (${n} row(s) in ${table}); copy only into a new or empty registry`);
-    }
     // Read before the transaction: on SQLite the transaction holds the one connection.
-    const columnsByTable = new Map<string, string[]>();
-    for (const table of tables) columnsByTable.set(table, await columnsOf(target, table));
-    const sequences = await sequencesOf(target, tables);
+    const targetTables = new Map((await tablesOf(target)).map((t) => [t.name, t]));
+    const copiedTables: TableMetadata[] = [];
+    for (const table of tables) {
+      const found = targetTables.get(table);
+      if (!found) throw new UserError(`${targetLocation} has no table ${table}; are both registries of the same version?`);
+      const n = await rowCount(target.db, table);
+      if (n > 0) throw new UserError(`${targetLocation} already holds data (${n} row(s) in ${table}); copy only into a new or empty registry`);
+      copiedTables.push(found);
+    }
+    const sequences = sequencesOf(target, copiedTables);
     const copied: CopiedTable[] = [];
     const into = target;
     await into.db.transaction().execute(async (trx) => {
-      for (const table of tables) {
-        const columns = columnsByTable.get(table)!;
+      for (const { name: table, columns: columnList } of copiedTables) {
+        const columns = columnList.map((c) => c.name);
         let rows = 0;
         let batch: unknown[][] = [];
         for await (const row of (source.db as Kysely<any>).selectFrom(table).select(columns).stream(COPY_BATCH)) {

@@ -19,7 +19,7 @@ const toRecord = (row: DatasetRow): DatasetRecord => ({
 export function datasetService(registry: Registry, limits: PagingLimits) {
   return {
     async search(request: PageQuery): Promise<SearchPage<DatasetRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('datasets', { ...request }, limits, isString);
+      const { pageSize, fingerprint, after } = keysetCursor('datasets', request, limits, isString);
       const rows = await listDatasets(registry, after, pageSize + 1);
       return keysetPage(rows, pageSize, fingerprint, toRecord, (r) => r.name);
     },

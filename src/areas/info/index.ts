@@ -10,16 +10,14 @@ export const GetInfoResponse = message('GetInfoResponse', {
   attributes: t.msg(() => Attributes),
 });
 
-/** The areas this server answers, as reported by /info. */
-export const SERVED_AREAS = ['datasets', 'references', 'variants', 'peers', 'rna'];
-
 export const infoArea: Area = {
   name: 'info',
   migrations: [],
-  routes() {
+  routes({ areaNames }) {
+    const areas = areaNames.filter((name) => name !== 'info');
     const info = {
       protocolVersion: PROTOCOL_VERSION,
-      attributes: attributesOf({ name: [SERVER_NAME], version: [SERVER_VERSION], areas: SERVED_AREAS }),
+      attributes: attributesOf({ name: [SERVER_NAME], version: [SERVER_VERSION], areas }),
     };
     return [{ method: 'GET', path: '/info', handle: async () => recordReply(GetInfoResponse, info) }];
   },

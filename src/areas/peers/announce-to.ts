@@ -9,14 +9,14 @@ export interface AnnounceOutcome {
 }
 
 /** Announces `publicUrl` to one server; never throws. */
-export async function announceTo(target: string, publicUrl: string, timeoutMs: number, stop?: AbortSignal): Promise<AnnounceOutcome> {
+export async function announceTo(target: string, publicUrl: string, timeoutMs: number, stop: AbortSignal): Promise<AnnounceOutcome> {
   const body = { peer: { url: publicUrl, attributes: attributesOf({ name: [SERVER_NAME], version: [SERVER_VERSION] }) } };
   try {
     const res = await fetch(`${target}/peers/announce`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': `${SERVER_NAME}/${SERVER_VERSION}` },
       body: JSON.stringify(body),
-      signal: stop ? AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+      signal: AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]),
       redirect: 'error',
     });
     const text = await res.text();
@@ -41,21 +41,16 @@ export function scheduleAnnouncements(
   publicUrl: string,
   report: (outcome: AnnounceOutcome) => void,
   delayMs = 250,
-): { done: Promise<void>; cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
+): { cancel(): void } {
   const stop = new AbortController();
-  const done = new Promise<void>((resolve) => {
-    timer = setTimeout(async () => {
-      for (const target of targets) {
-        if (stop.signal.aborted) break;
-        report(await announceTo(target, publicUrl, 10_000, stop.signal));
-      }
-      resolve();
-    }, delayMs);
-    timer.unref();
-  });
+  const timer = setTimeout(async () => {
+    for (const target of targets) {
+      if (stop.signal.aborted) break;
+      report(await announceTo(target, publicUrl, 10_000, stop.signal));
+    }
+  }, delayMs);
+  timer.unref();
   return {
-    done,
     cancel() {
       stop.abort();
       clearTimeout(timer);

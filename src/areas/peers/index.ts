@@ -46,7 +46,7 @@ export const peersArea: Area = {
 
     // The seed file is read now (a bad line stops start-up); its rows are written before any list answers.
     const seedFile = config.options.peers as string | undefined;
-    const seeded = seedFile ? seedPeers(registry, readSeedFile(seedFile)) : Promise.resolve(0);
+    const seeded = seedFile ? seedPeers(registry, readSeedFile(seedFile)) : Promise.resolve();
     seeded.catch((e) => process.stderr.write(`ga4gh: seeding peers from ${seedFile} failed: ${(e as Error).message}\n`));
 
     const outgoing = announceTargetsOf(config.options);

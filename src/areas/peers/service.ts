@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { PROTOCOL_VERSION } from '../../config.js';
 import { Attributes, attributesOf, type AttributesRecord } from '../../protocol/common.js';
-import { ErrorKind, GAException, type ErrorKindName } from '../../protocol/errors.js';
+import { GAException, type ErrorKindName } from '../../protocol/errors.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import { parseMessage } from '../../protocol/schema.js';
@@ -61,24 +61,18 @@ export const defaultPeerSettings: PeerSettings = {
 /** Largest announced Attributes kept, as JSON text. */
 export const MAX_ANNOUNCED_ATTRIBUTES = 16 * 1024;
 
-/** The settings from `ga4gh serve` options (camelCase), defaults for those not given. */
+/**
+ * The settings from `ga4gh serve` options (camelCase), defaults for those not given. The values are
+ * checked where they are parsed (the choices and integerAtLeast of the options in index.ts).
+ */
 export function peerSettingsOf(options: Record<string, unknown>): PeerSettings {
-  const policy = options.peerPolicy ?? defaultPeerSettings.policy;
-  if (!PEER_POLICIES.includes(policy as PeerPolicy)) {
-    throw new UserError(`--peer-policy must be one of ${PEER_POLICIES.join(', ')}, not ${String(policy)}`);
-  }
-  const count = (name: string, flag: string, fallback: number, min: number): number => {
-    const value = options[name] ?? fallback;
-    if (!Number.isSafeInteger(value) || (value as number) < min) throw new UserError(`${flag} must be an integer >= ${min}`);
-    return value as number;
-  };
   return {
-    policy: policy as PeerPolicy,
+    policy: (options.peerPolicy as PeerPolicy | undefined) ?? defaultPeerSettings.policy,
     allowPrivatePeers: Boolean(options.allowPrivatePeers),
-    maxPeers: count('maxPeers', '--max-peers', defaultPeerSettings.maxPeers, 0),
-    announceRate: count('announceRate', '--announce-rate', defaultPeerSettings.announceRate, 1),
-    announcementLogSize: count('announcementLogSize', '--announcement-log-size', defaultPeerSettings.announcementLogSize, 1),
-    verifyTimeoutMs: count('peerVerifyTimeout', '--peer-verify-timeout', defaultPeerSettings.verifyTimeoutMs, 1),
+    maxPeers: (options.maxPeers as number | undefined) ?? defaultPeerSettings.maxPeers,
+    announceRate: (options.announceRate as number | undefined) ?? defaultPeerSettings.announceRate,
+    announcementLogSize: (options.announcementLogSize as number | undefined) ?? defaultPeerSettings.announcementLogSize,
+    verifyTimeoutMs: (options.peerVerifyTimeout as number | undefined) ?? defaultPeerSettings.verifyTimeoutMs,
     maxConcurrentVerifications: defaultPeerSettings.maxConcurrentVerifications,
     ownUrl: typeof options.publicUrl === 'string' ? operatorUrl(options.publicUrl, '--public-url') : undefined,
   };
@@ -90,8 +84,7 @@ export function peerRecordOf(row: PeerRow): PeerRecord {
 
 /** The same error with `success: false` beside its code and message, as AnnouncePeerResponse wants. */
 function unsuccessful(error: GAException): GAException {
-  const kind = (Object.keys(ErrorKind) as ErrorKindName[]).find((k) => ErrorKind[k].code === error.code) ?? 'invalidRequest';
-  return new GAException(kind, error.message, { success: false });
+  return error.with({ success: false });
 }
 
 /** The announced URL as far as it can be read from a body that may be malformed, for the log. */
@@ -112,7 +105,7 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
    * Verifications running, by URL: one per URL at a time. Announcements of a URL being checked join
    * the running check, and its outcome is written to each of their log entries.
    */
-  const running = new Map<string, { logIds: Array<Promise<string>> }>();
+  const running = new Map<string, Array<Promise<string>>>();
   /** Every verification not yet finished, including the writing of its outcome. */
   const settling = new Set<Promise<void>>();
   const stopping = new AbortController();
@@ -126,6 +119,17 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
       await pruneAnnouncements(registry, settings.announcementLogSize);
     }
     return id;
+  }
+
+  /** Takes a token of the sender's announcement rate; when none is left, logs and throws the 429. */
+  async function admit(url: string | null, remote: Remote): Promise<void> {
+    if (limiter.take(remote.address)) return;
+    await log(url, remote, 'rate-limited');
+    throw new GAException(
+      'tooManyRequests',
+      `too many announcements from ${remote.address}; at most ${settings.announceRate} a minute are accepted`,
+      { success: false },
+    );
   }
 
   /** Reads and checks an announcement; throws the 400 that answers a malformed one. */
@@ -161,7 +165,8 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
         allowPrivate: settings.allowPrivatePeers,
         signal: stopping.signal,
       });
-      // From here on, later announcements of this URL start a check of their own.
+      // From here on, later announcements of this URL start a check of their own (verifyPeer never
+      // throws, so this always runs).
       running.delete(url);
       if (!verdict.ok) return settle('refused', verdict.reason);
       if ((await countPeers(registry)) >= settings.maxPeers) {
@@ -176,11 +181,8 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
       .catch((e) => {
         process.stderr.write(`ga4gh: verifying peer ${url} failed: ${(e as Error).message}\n`);
       })
-      .finally(() => {
-        running.delete(url);
-        settling.delete(job);
-      });
-    running.set(url, { logIds });
+      .finally(() => settling.delete(job));
+    running.set(url, logIds);
     settling.add(job);
   }
 
@@ -188,7 +190,7 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
     settings,
 
     async list(request: PageQuery): Promise<SearchPage<PeerRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('peers', { ...request }, limits, isString);
+      const { pageSize, fingerprint, after } = keysetCursor('peers', request, limits, isString);
       const rows = await listPeers(registry, after, pageSize + 1);
       return keysetPage(rows, pageSize, fingerprint, peerRecordOf, (r) => r.url);
     },
@@ -198,24 +200,17 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
      * `success: true`) before any verification finishes.
      */
     async announce(input: unknown, remote: Remote): Promise<void> {
-      if (!limiter.take(remote.address)) {
-        await log(announcedUrlOf(input), remote, 'rate-limited');
-        throw new GAException(
-          'tooManyRequests',
-          `too many announcements from ${remote.address}; at most ${settings.announceRate} a minute are accepted`,
-          { success: false },
-        );
-      }
+      // The log keeps the URL as it was announced; the list keeps its normal form.
+      const said = announcedUrlOf(input);
+      await admit(said, remote);
       let announced: { url: string; attributes?: AttributesRecord };
       try {
         announced = readAnnouncement(input);
       } catch (e) {
-        await log(announcedUrlOf(input), remote, 'invalid', (e as Error).message);
+        await log(said, remote, 'invalid', (e as Error).message);
         throw e;
       }
       const { url, attributes } = announced;
-      // The log keeps the URL as it was announced; the list keeps its normal form.
-      const said = announcedUrlOf(input);
       if (settings.policy === 'log') {
         await log(said, remote, 'logged', 'policy log: announcements are recorded only');
         return;
@@ -237,10 +232,10 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
         await log(said, remote, added ? 'added' : 'listed', added ? 'policy open' : 'already in the peer list');
         return;
       }
-      const check = running.get(url);
-      if (check) {
+      const joined = running.get(url);
+      if (joined) {
         const entry = log(said, remote, 'pending', 'joined the check of this URL already running');
-        check.logIds.push(entry);
+        joined.push(entry);
         await entry;
         return;
       }
@@ -254,10 +249,7 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
 
     /** A body that could not be read at all (not JSON, wrong content type): logged, then refused. */
     async refuseUnreadable(error: GAException, remote: Remote): Promise<never> {
-      if (!limiter.take(remote.address)) {
-        await log(null, remote, 'rate-limited');
-        throw new GAException('tooManyRequests', `too many announcements from ${remote.address}`, { success: false });
-      }
+      await admit(null, remote);
       await log(null, remote, 'invalid', error.message);
       throw unsuccessful(error);
     },
@@ -269,8 +261,6 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
     },
   };
 }
-
-export type PeerService = ReturnType<typeof peerService>;
 
 /**
  * Attributes given on the command line: the wire form `{"attr": {...}}`, or plain
@@ -327,8 +317,6 @@ export function readSeedFile(file: string): string[] {
 }
 
 /** Adds the seed file's URLs that are not listed yet (an operator's attributes are kept). */
-export async function seedPeers(registry: Registry, urls: string[]): Promise<number> {
-  let added = 0;
-  for (const url of urls) if (await insertPeer(registry, url, undefined, 'seed')) added++;
-  return added;
+export async function seedPeers(registry: Registry, urls: string[]): Promise<void> {
+  for (const url of urls) await insertPeer(registry, url, undefined, 'seed');
 }

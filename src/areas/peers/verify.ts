@@ -118,7 +118,6 @@ function fetchInfo(baseUrl: URL, address: { address: string; family: number }, o
         method: 'GET',
         headers: { accept: 'application/json', 'user-agent': 'ga4gh-server peer verification' },
         lookup: pinnedLookup(address.address, address.family),
-        timeout: options.timeoutMs,
         signal: options.signal,
       },
       (res) => {
@@ -141,10 +140,9 @@ function fetchInfo(baseUrl: URL, address: { address: string; family: number }, o
         res.on('error', reject);
       },
     );
-    // One deadline for the whole exchange, not only for idle sockets: a peer that trickles bytes
-    // must not hold a verification open.
+    // One deadline for the whole exchange (connecting included), not a socket idle timeout: a peer
+    // that trickles bytes must not hold a verification open.
     const deadline = setTimeout(() => req.destroy(new Error(`GET /info took longer than ${options.timeoutMs} ms`)), options.timeoutMs);
-    req.on('timeout', () => req.destroy(new Error(`GET /info took longer than ${options.timeoutMs} ms`)));
     req.on('error', (e) => reject(e));
     req.on('close', () => clearTimeout(deadline));
     req.end();

@@ -135,7 +135,7 @@ export const referencesArea: Area = {
   },
 
   async inventory(registry) {
-    const sets = await listReferenceSets(registry, {}, undefined);
+    const sets = await listReferenceSets(registry);
     const rows: string[][] = [];
     for (const set of sets) {
       const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
@@ -147,7 +147,7 @@ export const referencesArea: Area = {
   async check(registry) {
     const files = new SequenceFiles(1);
     const problems: string[] = [];
-    for (const set of await listReferenceSets(registry, {}, undefined)) {
+    for (const set of await listReferenceSets(registry)) {
       for (const ref of await listReferences(registry, { referenceSetName: set.name }, undefined)) {
         const length = Number(ref.length);
         try {

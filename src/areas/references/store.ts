@@ -29,10 +29,6 @@ export interface ReferenceTables {
     length: number;
     md5checksum: string;
   };
-  reference_set_accession: {
-    reference_set_name: string;
-    accession: string;
-  };
   reference_accession: {
     reference_set_name: string;
     reference_name: string;
@@ -75,6 +71,8 @@ export const referenceMigrations: Migration[] = [
         .addUniqueConstraint('reference_name_unique', ['reference_set_name', 'name'])
         .execute();
       await db.schema.createIndex('reference_md5').on('reference').column('md5checksum').execute();
+      // No longer read or written (set accessions are searched in memory from source_accessions);
+      // kept so that released migrations stay as they ran.
       await db.schema
         .createTable('reference_set_accession')
         .addColumn('reference_set_name', key, (c) => c.notNull().references('reference_set.name').onDelete('cascade'))
@@ -127,13 +125,6 @@ export async function insertReferenceSet(registry: Registry, input: NewReference
         .values(references.slice(i, i + 500).map((r) => ({ ...r, reference_set_name: set.name })))
         .execute();
     }
-    const accessions = [...new Set(JSON.parse(set.source_accessions) as string[])];
-    if (accessions.length) {
-      await trx
-        .insertInto('reference_set_accession')
-        .values(accessions.map((accession) => ({ reference_set_name: set.name, accession })))
-        .execute();
-    }
     const perReference = [...referenceAccessions].flatMap(([reference_name, list]) =>
       [...new Set(list)].map((accession) => ({ reference_set_name: set.name, reference_name, accession })),
     );
@@ -147,30 +138,9 @@ export async function getReferenceSetRow(registry: Registry, name: string): Prom
   return registry.db.selectFrom('reference_set').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
-export interface ReferenceSetFilter {
-  md5checksum?: string;
-  accession?: string;
-  assemblyId?: string;
-}
-
-export async function listReferenceSets(
-  registry: Registry,
-  filter: ReferenceSetFilter,
-  after: string | undefined,
-  limit?: number,
-): Promise<ReferenceSetRow[]> {
-  let q = registry.db.selectFrom('reference_set').selectAll().orderBy('name');
-  if (filter.md5checksum !== undefined) q = q.where('md5checksum', '=', filter.md5checksum);
-  if (filter.assemblyId !== undefined) q = q.where('assembly_id', '=', filter.assemblyId);
-  if (filter.accession !== undefined) {
-    const accession = filter.accession;
-    q = q.where('name', 'in', (sub) =>
-      sub.selectFrom('reference_set_accession').select('reference_set_name').where('accession', '=', accession),
-    );
-  }
-  if (after !== undefined) q = q.where('name', '>', after);
-  if (limit !== undefined) q = q.limit(limit);
-  return q.execute();
+/** Every reference set, by name (searches filter them in memory: there is one set per assembly). */
+export async function listReferenceSets(registry: Registry): Promise<ReferenceSetRow[]> {
+  return registry.db.selectFrom('reference_set').selectAll().orderBy('name').execute();
 }
 
 export async function getReferenceRow(registry: Registry, setName: string, name: string): Promise<ReferenceRow | undefined> {

@@ -19,9 +19,8 @@ interface FormatSpec {
   nameColumns: readonly string[];
   /** Columns every file of this format has, beside the name column. */
   required: readonly string[];
-  /** Units the format can give, the first being the default. */
-  units: readonly Units[];
-  expression: Record<Units, string>;
+  /** The expression column of each unit the format can give, the first being the default. */
+  expression: Partial<Record<Units, string>>;
   rawReadCount?: string;
   confidence?: Partial<Record<Units, [low: string, high: string]>>;
   /** Text columns kept per row in attributes, under their column names ('-' means no value). */
@@ -35,7 +34,6 @@ const SPECS: Record<FormatName, FormatSpec> = {
     label: 'RSEM',
     nameColumns: ['transcript_id', 'gene_id'],
     required: ['length', 'effective_length', 'expected_count', 'TPM', 'FPKM'],
-    units: ['TPM', 'FPKM'],
     expression: { TPM: 'TPM', FPKM: 'FPKM' },
     rawReadCount: 'expected_count',
     confidence: {
@@ -48,8 +46,7 @@ const SPECS: Record<FormatName, FormatSpec> = {
     label: 'kallisto',
     nameColumns: ['target_id'],
     required: ['length', 'eff_length', 'est_counts', 'tpm'],
-    units: ['TPM'],
-    expression: { TPM: 'tpm', FPKM: '' },
+    expression: { TPM: 'tpm' },
     rawReadCount: 'est_counts',
   },
   // salmon quant's quant.sf.
@@ -57,8 +54,7 @@ const SPECS: Record<FormatName, FormatSpec> = {
     label: 'salmon',
     nameColumns: ['Name'],
     required: ['Length', 'EffectiveLength', 'TPM', 'NumReads'],
-    units: ['TPM'],
-    expression: { TPM: 'TPM', FPKM: '' },
+    expression: { TPM: 'TPM' },
     rawReadCount: 'NumReads',
   },
   // Cufflinks genes.fpkm_tracking / isoforms.fpkm_tracking: no read counts, a confidence interval
@@ -67,8 +63,7 @@ const SPECS: Record<FormatName, FormatSpec> = {
     label: 'Cufflinks',
     nameColumns: ['tracking_id'],
     required: ['gene_id', 'gene_short_name', 'locus', 'FPKM', 'FPKM_conf_lo', 'FPKM_conf_hi', 'FPKM_status'],
-    units: ['FPKM'],
-    expression: { FPKM: 'FPKM', TPM: '' },
+    expression: { FPKM: 'FPKM' },
     confidence: { FPKM: ['FPKM_conf_lo', 'FPKM_conf_hi'] },
     attributes: ['FPKM_status', 'gene_short_name', 'locus'],
   },
@@ -104,7 +99,7 @@ export class FormatError extends UserError {
 const missingColumns = (spec: FormatSpec, header: string[]) => spec.required.filter((c) => !header.includes(c));
 
 /** The format whose header this is, or undefined. */
-export function detectFormat(header: string[]): FormatName | undefined {
+function detectFormat(header: string[]): FormatName | undefined {
   return FORMATS.find((f) => SPECS[f].nameColumns.includes(header[0]) && missingColumns(SPECS[f], header).length === 0);
 }
 
@@ -130,15 +125,16 @@ export function readHeader(line: string, requested: FormatName | undefined, unit
   }
   const missing = missingColumns(spec, header);
   if (missing.length) throw new FormatError(1, `not a ${spec.label} header: missing column(s) ${missing.map((c) => `'${c}'`).join(', ')}`);
-  const chosen = units ?? spec.units[0];
-  if (!spec.units.includes(chosen)) throw new UserError(`${spec.label} tables give ${spec.units.join(' or ')} only, not ${chosen}`);
+  const given = Object.keys(spec.expression) as Units[];
+  const chosen = units ?? given[0];
+  const expressionColumn = spec.expression[chosen];
+  if (expressionColumn === undefined) throw new UserError(`${spec.label} tables give ${given.join(' or ')} only, not ${chosen}`);
 
   const at = (column: string) => header.indexOf(column);
-  const expression = at(spec.expression[chosen]);
+  const expression = at(expressionColumn);
   const raw = spec.rawReadCount ? at(spec.rawReadCount) : -1;
   const bounds = spec.confidence?.[chosen];
-  const low = bounds && header.includes(bounds[0]) && header.includes(bounds[1]) ? at(bounds[0]) : -1;
-  const high = low >= 0 ? at(bounds![1]) : -1;
+  const [low, high] = bounds?.every((c) => header.includes(c)) ? bounds.map(at) : [-1, -1];
   const attributeColumns = (spec.attributes ?? []).map((c) => [c, at(c)] as const);
   const fields: OptionalField[] = [];
   if (raw >= 0) fields.push('rawReadCount');

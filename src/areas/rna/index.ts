@@ -1,11 +1,11 @@
 import { Option, type Command } from 'commander';
-import { action, commaList, say } from '../../cli/output.js';
+import { action, commaList, progressReporter, say } from '../../cli/output.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
 import { withRegistry } from '../../registry/registry.js';
 import { requireDataset } from '../datasets/store.js';
 import type { Area } from '../area.js';
 import { FORMATS } from './formats.js';
-import { loadQuantification, progressReporter, type QuantificationOptions } from './loader.js';
+import { loadQuantification, type QuantificationOptions } from './loader.js';
 import {
   ExpressionLevel,
   RnaQuantification,

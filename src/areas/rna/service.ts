@@ -6,6 +6,7 @@ import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../..
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
+import type { OptionalField } from './formats.js';
 import type {
   ExpressionLevelRecord,
   ExpressionLevelsQuery,
@@ -63,7 +64,7 @@ function expressionWriter(quantification: QuantificationRow): (row: ExpressionRo
   const rnaQuantificationId = quantificationId(dataset_name, set_name, name);
   const units = quantification.units as ExpressionUnit;
   const fields = new Set(fieldsOf(quantification));
-  const optional = (field: 'rawReadCount' | 'confIntervalLow' | 'confIntervalHigh', value: number | null) =>
+  const optional = (field: OptionalField, value: number | null) =>
     fields.has(field) && value !== null ? Number(value) : undefined;
   return (row) => ({
     id: encodeId([dataset_name, set_name, name, row.name]),
@@ -105,7 +106,7 @@ export function rnaService(registry: Registry, limits: PagingLimits) {
 
   return {
     async searchSets(request: { datasetId?: string } & PageQuery): Promise<SearchPage<RnaQuantificationSetRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('rnaquantificationsets', { ...request }, limits, isSetPosition);
+      const { pageSize, fingerprint, after } = keysetCursor('rnaquantificationsets', request, limits, isSetPosition);
       // Without a datasetId, the sets of every dataset.
       const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
       const rows = await listQuantificationSets(registry, datasetName, after, pageSize + 1);
@@ -117,7 +118,7 @@ export function rnaService(registry: Registry, limits: PagingLimits) {
     async searchQuantifications(
       request: { rnaQuantificationSetId: string; biosampleId?: string } & PageQuery,
     ): Promise<SearchPage<RnaQuantificationRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('rnaquantifications', { ...request }, limits, isString);
+      const { pageSize, fingerprint, after } = keysetCursor('rnaquantifications', request, limits, isString);
       const set = await setNamed(request.rnaQuantificationSetId);
       const rows = await listQuantifications(
         registry,
@@ -131,7 +132,7 @@ export function rnaService(registry: Registry, limits: PagingLimits) {
     getQuantification: async (id: string) => toQuantificationRecord(await quantificationNamed(id)),
 
     async searchExpressionLevels(request: ExpressionLevelsQuery): Promise<SearchPage<ExpressionLevelRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('expressionlevels', { ...request }, limits, isString);
+      const { pageSize, fingerprint, after } = keysetCursor('expressionlevels', request, limits, isString);
       const threshold = request.threshold ?? 0.0;
       if (Number.isNaN(threshold)) throw new GAException('invalidRequest', "field 'threshold' must be a number, not NaN");
       const names = request.names && [...new Set(request.names)];

@@ -256,13 +256,13 @@ const EXPRESSION_COLUMNS = [
 ];
 
 /** Rows handed to the bulk insert at a time (progress is reported between them). */
-export const INSERT_BATCH = 20_000;
+const INSERT_BATCH = 20_000;
 
 /**
- * The bulk path of a load: the registry's bulk insert (prepared statement on SQLite, unnest arrays on
- * PostgreSQL; src/registry/bulk.ts), in batches so that progress shows and memory stays bounded.
+ * The bulk path of a load: the registry's bulk insert (prepared statement on SQLite, COPY on PostgreSQL;
+ * src/registry/bulk.ts), in batches so that progress shows and memory stays bounded.
  */
-export async function insertExpressionRows(
+async function insertExpressionRows(
   registry: Registry,
   trx: Transaction<Database>,
   quantificationId: number,

@@ -5,7 +5,7 @@
  * and blocked the event loop for over a second, DEPENDENCIES.md), so the variant search reads forward
  * from a virtual offset in bounded slices instead, and its caller stops as soon as a page is full.
  *
- * Writing: a plain VCF is compressed into BGZF beside the original so it can be indexed (tbi.ts).
+ * Writing: a plain VCF is compressed into BGZF beside the original so it can be indexed (tabix-write.ts).
  */
 import { deflateRawSync, gunzipSync } from 'node:zlib';
 import type { GenericFilehandle } from 'generic-filehandle2';
@@ -187,9 +187,4 @@ export function bgzfCompress(data: Buffer): { bytes: Buffer; virtualOffsetOf(off
       return { blockPosition: blockStarts[index], dataPosition: offset - index * BLOCK_DATA };
     },
   };
-}
-
-/** BGZF-compresses a small buffer (an index file). */
-export function bgzfBytes(data: Buffer): Buffer {
-  return bgzfCompress(data).bytes;
 }

@@ -100,7 +100,7 @@ export const variantsArea: Area = {
     const rows: string[][] = [];
     for (const set of await listVariantSets(registry, undefined, undefined)) {
       const files = await listVariantSetFiles(registry, set.dataset_name, set.name);
-      const callSets = await listCallSets(registry, set.dataset_name, set.name, {}, undefined);
+      const callSets = await listCallSets(registry, set.dataset_name, set.name);
       const contigs = [...new Set(files.flatMap((f) => JSON.parse(f.contigs) as string[]))];
       rows.push([set.dataset_name, set.name, set.reference_set_name, String(files.length), String(callSets.length), contigs.join(',')]);
     }

@@ -134,7 +134,6 @@ async function scanFile(file: string, created: string[]): Promise<ScannedFile> {
     const { refIdToName } = await vcf.index.getMetadata();
     return { path: vcfPath, indexPath, indexKind, header, contigs: refIdToName.filter((n) => n !== undefined) };
   } catch (e) {
-    if (e instanceof UserError) throw e;
     throw new UserError(`cannot read ${vcfPath} with its index ${indexPath}: ${(e as Error).message}`);
   }
 }

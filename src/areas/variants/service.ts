@@ -50,14 +50,14 @@ export interface JsonStream {
   write(sink: JsonSink, form: NamingForm): Promise<void>;
 }
 
-export function toMetadataRecord(entry: MetadataEntry): VariantSetMetadataRecord {
-  const extra: Record<string, string[]> = {};
-  for (const [k, v] of entry.extra ?? []) (extra[k] ??= []).push(v);
-  const { extra: _, ...fields } = entry;
-  return entry.extra ? { ...fields, attributes: attributesOf(extra) } : fields;
+function toMetadataRecord({ extra, ...fields }: MetadataEntry): VariantSetMetadataRecord {
+  if (!extra) return fields;
+  const values: Record<string, string[]> = {};
+  for (const [k, v] of extra) (values[k] ??= []).push(v);
+  return { ...fields, attributes: attributesOf(values) };
 }
 
-export function toVariantSetRecord(row: VariantSetRow): VariantSetRecord {
+function toVariantSetRecord(row: VariantSetRow): VariantSetRecord {
   return {
     id: variantSetId(row.dataset_name, row.name),
     name: row.name,
@@ -67,7 +67,7 @@ export function toVariantSetRecord(row: VariantSetRow): VariantSetRecord {
   };
 }
 
-export const toCallSetRecord = (row: CallSetRow): CallSetRecord => ({
+const toCallSetRecord = (row: CallSetRow): CallSetRecord => ({
   id: callSetId(row.dataset_name, row.variant_set_name, row.name),
   name: row.name,
   variantSetIds: [variantSetId(row.dataset_name, row.variant_set_name)],
@@ -79,8 +79,7 @@ interface VariantSetContext {
   /** The set as served; kept, so its JSON is written once (see writeRecord). */
   record: VariantSetRecord;
   /** Its call sets in VCF column order, as served (call set searches are answered from here). */
-  callSets: Array<{ ordinal: number; name: string; record: CallSetRecord }>;
-  id: string;
+  callSets: Array<{ ordinal: number; record: CallSetRecord }>;
   files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
   sampleOrdinal: Map<string, number>;
   writer: VariantWriter;
@@ -101,7 +100,8 @@ interface ResumePoint {
 const CONTEXT_CACHE_SIZE = 32;
 const RESUME_POINTS = 4096;
 
-export function variantService(registry: Registry, limits: PagingLimits, registryCacheMs: number, files = new VcfFileCache()) {
+export function variantService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
+  const files = new VcfFileCache();
   const contexts = new Map<string, VariantSetContext>();
   const setRows = new RegistryCache<VariantSetRow>(registryCacheMs);
   const callSetRows = new RegistryCache<CallSetRow>(registryCacheMs);
@@ -117,17 +117,17 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       contexts.set(key, cached);
       return cached;
     }
-    const [fileRows, callSetRows] = await Promise.all([
+    const [fileRows, sampleRows] = await Promise.all([
       listVariantSetFiles(registry, datasetName, name),
-      listCallSets(registry, datasetName, name, {}, undefined),
+      listCallSets(registry, datasetName, name),
     ]);
-    const vsId = variantSetId(datasetName, name);
-    const names = callSetRows.map((r) => r.name);
+    const record = toVariantSetRecord(row);
+    const callSets = sampleRows.map((r) => ({ ordinal: r.ordinal, record: toCallSetRecord(r) }));
+    const names = callSets.map((c) => c.record.name);
     const context: VariantSetContext = {
       row,
-      record: toVariantSetRecord(row),
-      callSets: callSetRows.map((r) => ({ ordinal: r.ordinal, name: r.name, record: toCallSetRecord(r) })),
-      id: vsId,
+      record,
+      callSets,
       files: fileRows.map((f) => ({
         ordinal: f.ordinal,
         path: f.path,
@@ -139,8 +139,8 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       writer: new VariantWriter(
         datasetName,
         name,
-        vsId,
-        { names, ids: names.map((n) => callSetId(datasetName, name, n)) },
+        record.id,
+        { names, ids: callSets.map((c) => c.record.id) },
         fieldTypesOf(JSON.parse(row.metadata) as MetadataEntry[]),
       ),
     };
@@ -242,7 +242,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       const [datasetName, kind, setName, sample] = decodeId(id, IdKinds.callSet);
       const ordinal = context.sampleOrdinal.get(sample);
       if (kind !== 'vs' || datasetName !== context.row.dataset_name || setName !== context.row.name || ordinal === undefined) {
-        throw new GAException('notFound', `call set '${id}' in field 'callSetIds' is not a call set of variant set '${context.id}'`);
+        throw new GAException('notFound', `call set '${id}' in field 'callSetIds' is not a call set of variant set '${context.record.id}'`);
       }
       chosen.add(ordinal);
     }
@@ -251,7 +251,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
 
   return {
     async searchVariantSets(request: { datasetId: string } & PageQuery): Promise<SearchPage<VariantSetRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('variantsets', { ...request }, limits, isString);
+      const { pageSize, fingerprint, after } = keysetCursor('variantsets', request, limits, isString);
       const datasetName = await datasetNameOf(registry, request.datasetId);
       const rows = await listVariantSets(registry, datasetName, after, pageSize + 1);
       return keysetPage(rows, pageSize, fingerprint, toVariantSetRecord, (r) => r.name);
@@ -262,7 +262,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
     async searchCallSets(
       request: { variantSetId: string; name?: string; biosampleId?: string } & PageQuery,
     ): Promise<SearchPage<CallSetRecord>> {
-      const { pageSize, fingerprint, after } = keysetCursor('callsets', { ...request }, limits, isNonNegativeInteger);
+      const { pageSize, fingerprint, after } = keysetCursor('callsets', request, limits, isNonNegativeInteger);
       const { callSets } = await contextOfId(request.variantSetId);
       // Call sets loaded from VCF carry no biosample, so a biosampleId filter matches none of them.
       const from = after === undefined ? 0 : after + 1; // ordinals are the VCF columns: 0, 1, 2, ...
@@ -270,7 +270,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
         request.biosampleId !== undefined
           ? []
           : request.name !== undefined
-            ? callSets.filter((c) => c.name === request.name && c.ordinal >= from).slice(0, pageSize + 1)
+            ? callSets.filter((c) => c.record.name === request.name && c.ordinal >= from).slice(0, pageSize + 1)
             : callSets.slice(from, from + pageSize + 1);
       return keysetPage(rows, pageSize, fingerprint, (c) => c.record, (c) => c.ordinal);
     },
@@ -290,7 +290,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
      * written), then returns the page as a stream.
      */
     async searchVariants(request: SearchVariantsQuery): Promise<JsonStream> {
-      const { pageSize, fingerprint, after } = keysetCursor('variants', { ...request }, limits, isVariantPosition);
+      const { pageSize, fingerprint, after } = keysetCursor('variants', request, limits, isVariantPosition);
       const start = request.start ?? 0;
       const requestedEnd = request.end ?? 0;
       if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);

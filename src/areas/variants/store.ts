@@ -149,28 +149,15 @@ export async function listVariantSetFiles(registry: Registry, datasetName: strin
     .execute();
 }
 
-export interface CallSetFilter {
-  name?: string;
-}
-
-export async function listCallSets(
-  registry: Registry,
-  datasetName: string,
-  setName: string,
-  filter: CallSetFilter,
-  after: number | undefined,
-  limit?: number,
-): Promise<CallSetRow[]> {
-  let q = registry.db
+/** The call sets of a variant set, in VCF column order. */
+export async function listCallSets(registry: Registry, datasetName: string, setName: string): Promise<CallSetRow[]> {
+  return registry.db
     .selectFrom('call_set')
     .selectAll()
     .where('dataset_name', '=', datasetName)
     .where('variant_set_name', '=', setName)
-    .orderBy('ordinal');
-  if (filter.name !== undefined) q = q.where('name', '=', filter.name);
-  if (after !== undefined) q = q.where('ordinal', '>', after);
-  if (limit !== undefined) q = q.limit(limit);
-  return q.execute();
+    .orderBy('ordinal')
+    .execute();
 }
 
 export async function getCallSetRow(registry: Registry, datasetName: string, setName: string, name: string): Promise<CallSetRow | undefined> {

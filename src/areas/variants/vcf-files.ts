@@ -31,10 +31,11 @@ export function openVcf(ref: VcfFileRef): OpenVcf {
   };
 }
 
-/** Open files and their parsed indexes, the least recently used dropped beyond a bound. */
+const OPEN_FILES = 256;
+
+/** Open files and their parsed indexes, the least recently used dropped beyond OPEN_FILES. */
 export class VcfFileCache {
   private readonly open = new Map<string, OpenVcf>();
-  constructor(private readonly limit = 256) {}
 
   get(ref: VcfFileRef): OpenVcf {
     const key = `${ref.path}\0${ref.indexPath}`;
@@ -42,7 +43,7 @@ export class VcfFileCache {
     if (entry) this.open.delete(key);
     else entry = openVcf(ref);
     this.open.set(key, entry);
-    if (this.open.size > this.limit) this.open.delete(this.open.keys().next().value!);
+    if (this.open.size > OPEN_FILES) this.open.delete(this.open.keys().next().value!);
     return entry;
   }
 }
@@ -57,8 +58,6 @@ export class RawRecord {
   constructor(
     /** 0-based start (VCF POS - 1). */
     readonly start: number,
-    /** start + length of REF. */
-    readonly end: number,
     readonly bytes: Buffer,
     readonly lineStart: number,
     readonly lineEnd: number,
@@ -141,7 +140,7 @@ export async function* recordsIn(
       const recordEnd = recordStart + (tab4 - tab3 - 1);
       // Overlap, including a record that begins before the window and reaches into it (a deletion).
       if (recordEnd > start && (from === undefined || recordStart >= from)) {
-        yield new RawRecord(recordStart, recordEnd, piece, lineStart, contentEnd, origin);
+        yield new RawRecord(recordStart, piece, lineStart, contentEnd, origin);
       }
       lineStart = next;
     }

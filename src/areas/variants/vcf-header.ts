@@ -2,15 +2,13 @@
  * The VCF header: its meta-information lines become VariantSetMetadata entries, its #CHROM line names
  * the samples (call sets), and its INFO/FORMAT definitions say how values are typed on the wire.
  */
+import type { VariantSetMetadataRecord } from './messages.js';
 
-/** One header line as a VariantSetMetadata entry (camelCase record, extra pairs in `extra`). */
-export interface MetadataEntry {
-  key: string;
-  value?: string;
-  id?: string;
-  type?: string;
-  number?: string;
-  description?: string;
+/**
+ * One header line as a VariantSetMetadata entry, as the registry keeps it: its extra pairs stay in
+ * `extra` until served (service.ts makes them attributes).
+ */
+export interface MetadataEntry extends Omit<VariantSetMetadataRecord, 'attributes'> {
   /** The remaining key=value pairs of a structured line (e.g. a contig's length), in file order. */
   extra?: Array<[string, string]>;
 }
