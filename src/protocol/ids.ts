@@ -9,18 +9,31 @@ export interface IdKind {
   readonly label: string;
   /** How many names the array holds. */
   readonly parts: number;
+  /** The area's tag, when the array's second name is one (`["ds","vs","name"]`): ids of other kinds are 404. */
+  readonly tag?: string;
 }
 
 export const IdKinds = {
   dataset: { label: 'dataset', parts: 1 },
   referenceSet: { label: 'reference set', parts: 1 },
   reference: { label: 'reference', parts: 2 },
-  variantSet: { label: 'variant set', parts: 3 },
-  callSet: { label: 'call set', parts: 4 },
-  variant: { label: 'variant', parts: 6 },
+  variantSet: { label: 'variant set', parts: 3, tag: 'vs' },
+  callSet: { label: 'call set', parts: 4, tag: 'vs' },
+  variant: { label: 'variant', parts: 6, tag: 'vs' },
   rnaQuantificationSet: { label: 'RNA quantification set', parts: 2 },
   rnaQuantification: { label: 'RNA quantification', parts: 3 },
   expressionLevel: { label: 'expression level', parts: 4 },
+  // Areas of spec section 4.5: [dataset, tag, set name, ...]
+  readGroupSet: { label: 'read group set', parts: 3, tag: 'rgs' },
+  readGroup: { label: 'read group', parts: 4, tag: 'rgs' },
+  featureSet: { label: 'feature set', parts: 3, tag: 'fs' },
+  feature: { label: 'feature', parts: 4, tag: 'fs' },
+  continuousSet: { label: 'continuous set', parts: 3, tag: 'cs' },
+  variantAnnotationSet: { label: 'variant annotation set', parts: 3, tag: 'vas' },
+  variantAnnotation: { label: 'variant annotation', parts: 6, tag: 'vas' },
+  individual: { label: 'individual', parts: 3, tag: 'ind' },
+  biosample: { label: 'biosample', parts: 3, tag: 'bs' },
+  phenotypeAssociationSet: { label: 'phenotype association set', parts: 3, tag: 'pas' },
 } as const satisfies Record<string, IdKind>;
 
 export function encodeId(names: readonly string[]): string {
@@ -43,6 +56,7 @@ export function decodeId(id: string, kind: IdKind): string[] {
     !Array.isArray(names) ||
     names.length !== kind.parts ||
     !names.every((n) => typeof n === 'string') ||
+    (kind.tag !== undefined && names[1] !== kind.tag) ||
     encodeId(names) !== id
   ) {
     throw fail();
