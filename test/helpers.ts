@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/app.js';
+import { allMigrations } from '../src/areas/index.js';
 import { defaultServerConfig, type ServerConfig } from '../src/config.js';
 import { initRegistry, type Registry } from '../src/registry/registry.js';
 
@@ -75,7 +76,7 @@ export async function newRegistry(dirOrLocation: string, fileName?: string): Pro
   const location = /^postgres/.test(dirOrLocation)
     ? dirOrLocation
     : path.join(dirOrLocation, fileName ?? `registry-${Math.random().toString(36).slice(2)}.sqlite`);
-  const registry = await initRegistry(location);
+  const registry = await initRegistry(location, allMigrations());
   atEnd(() => registry.close());
   return { location, registry };
 }
