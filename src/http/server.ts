@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
+import { nestsDeeperThan } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -61,6 +62,9 @@ export function buildRouter(routes: Route[]): Router {
   return router;
 }
 
+/** The client closed its connection before its request body arrived: not a fault of the server. */
+class ClientWentAway extends Error {}
+
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
@@ -82,11 +86,11 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('error', (e) => reject(req.complete ? e : new ClientWentAway(e.message)));
   });
 }
 
-function decodeJsonBody(req: http.IncomingMessage, raw: Buffer): unknown {
+function decodeJsonBody(req: http.IncomingMessage, raw: Buffer, maxDepth: number): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};
   const contentType = req.headers['content-type'];
@@ -95,6 +99,9 @@ function decodeJsonBody(req: http.IncomingMessage, raw: Buffer): unknown {
     if (mediaType !== 'application/json') {
       throw new GAException('unsupportedMediaType', `request body must be application/json, not ${mediaType || 'empty'}`);
     }
+  }
+  if (nestsDeeperThan(text, maxDepth)) {
+    throw new GAException('invalidRequest', `request body nests objects and arrays deeper than the limit of ${maxDepth} levels (max-json-depth)`);
   }
   let value: unknown;
   try {
@@ -203,7 +210,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       let input: unknown = {};
       if (method === 'POST') {
         try {
-          input = decodeJsonBody(req, await readBody(req, config.bodyLimit));
+          input = decodeJsonBody(req, await readBody(req, config.bodyLimit), config.limits.maxJsonDepth);
         } catch (e) {
           if (route.onBadBody && e instanceof GAException) await route.onBadBody(e, remote);
           throw e;

@@ -1,0 +1,57 @@
+/**
+ * Hostile and broken input at the HTTP layer, spoken over raw sockets: nesting depth, requests Node's
+ * parser refuses, clients that go away, and the limits of `serve`.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { rawExchange, rawPost, type RawResponse } from './raw-http.js';
+
+let server: TestServer;
+
+before(async () => {
+  const { location } = await newRegistry(tempDir());
+  server = await startTestServer(location);
+});
+
+function assertJsonError(res: RawResponse, status: number, message?: RegExp) {
+  assert.equal(res.status, status, res.body);
+  assert.match(res.headers['content-type'] ?? '', /^application\/json; charset=utf-8/);
+  assert.deepEqual(Object.keys(res.json ?? {}).sort(), ['errorCode', 'message'], res.body);
+  if (message) assert.match(res.json.message, message);
+}
+
+/** Attributes as JSON text, `levels` deep: each AttributeValue holding Attributes holding one more. */
+function nestedAttributes(levels: number): string {
+  const open = '{"attributes":{"attr":{"k":{"values":[';
+  const close = ']}}}}';
+  return '{"attr":{"k":{"values":[' + open.repeat(levels) + '{"stringValue":"leaf"}' + close.repeat(levels) + ']}}}';
+}
+
+/** `depth` levels of JSON objects around an unknown field of a search request. */
+const nestedRequest = (depth: number) => '{"nope":'.repeat(depth - 1) + '{"x":1}' + '}'.repeat(depth - 1);
+
+describe('nesting depth', () => {
+  it('answers 400 naming the limit for 1,000 levels of peer.attributes, a body under the size limit', async () => {
+    const body = `{"peer":{"url":"https://peer.example","attributes":${nestedAttributes(1000)}}}`;
+    assert.ok(body.length > 40_000 && body.length < 1024 * 1024, `${body.length} bytes`);
+    for (const path of ['/peers/announce', '/datasets/search']) {
+      const res = await rawExchange(server.url, rawPost(path, body));
+      assert.equal(res.status, 400, res.body);
+      assert.match(res.json.message, /deeper than the limit of 64 levels/);
+    }
+  });
+
+  it('answers 400, not 500, for the deepest body the size limit allows', async () => {
+    const depth = 500_000; // 1 MB of brackets
+    const res = await rawExchange(server.url, rawPost('/datasets/search', '{"a":' + '['.repeat(depth) + ']'.repeat(depth) + '}'));
+    assertJsonError(res, 400, /deeper than the limit/);
+  });
+
+  it('reads brackets inside strings as text, and accepts nesting up to the limit', async () => {
+    const quoted = JSON.stringify({ pageToken: '['.repeat(200) });
+    assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', quoted)), 400, /'pageToken'/);
+    assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', nestedRequest(64))), 400, /unknown field 'nope'/);
+    assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', nestedRequest(65))), 400, /deeper than the limit of 64/);
+  });
+});
