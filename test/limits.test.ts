@@ -55,3 +55,30 @@ describe('nesting depth', () => {
     assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', nestedRequest(65))), 400, /deeper than the limit of 64/);
   });
 });
+
+describe('requests the HTTP parser refuses', () => {
+  const cases: Array<[string, string, number, RegExp]> = [
+    ['no Host header', 'GET /info HTTP/1.1\r\n\r\n', 400, /Host header/],
+    ['a malformed request line', 'GET /info HTTP/1.1 extra\r\nHost: x\r\n\r\n', 400, /malformed HTTP request/],
+    ['a malformed header', 'GET /info HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, /malformed HTTP request/],
+    [
+      'Content-Length with Transfer-Encoding',
+      'POST /datasets/search HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      400,
+      /Transfer-Encoding can't be present with Content-Length/,
+    ],
+    ['a bad chunk', 'POST /datasets/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400, /malformed HTTP request: .*chunk/],
+    ['headers over 16 KB', `GET /info HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, /limit of 16384 bytes/],
+    ['a URL over 16 KB', `GET /info?${'q'.repeat(17 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, /limit of 16384 bytes/],
+  ];
+  for (const [what, request, status, message] of cases) {
+    it(`answers ${what} with ${status} and a JSON error body`, async () => {
+      assertJsonError(await rawExchange(server.url, request), status, message);
+    });
+  }
+
+  it('keeps answering on a kept-alive connection after the refused request was answered', async () => {
+    // The refused request closes its connection; the server itself goes on.
+    assert.equal((await rawExchange(server.url, 'GET /info HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+  });
+});

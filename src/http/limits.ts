@@ -63,11 +63,8 @@ export function clientErrorOf(err: NodeJS.ErrnoException & { reason?: string }, 
       return new GAException('headersTooLarge', `the request line and headers are larger than the limit of ${maxHeaderBytes} bytes`);
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new GAException('requestTimeout', 'the request was not received in time');
-    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return new GAException('invalidRequest', 'a request must not carry both Content-Length and Transfer-Encoding');
-    case 'HPE_INVALID_CHUNK_SIZE':
-      return new GAException('invalidRequest', 'the chunked request body has a malformed chunk size');
     default: {
+      // llhttp's reasons name what was wrong: "Transfer-Encoding can't be present with Content-Length", "Invalid character in chunk size".
       const reason = (err.reason ?? err.message ?? '').replace(/^Parse Error: /, '');
       return new GAException('invalidRequest', `malformed HTTP request${reason ? `: ${reason}` : ''}`);
     }

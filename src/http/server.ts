@@ -10,7 +10,7 @@ import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
-import { nestsDeeperThan } from './limits.js';
+import { answerClientErrors, nestsDeeperThan } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -190,6 +190,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       const pathname = queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart);
       const query = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1);
       const method = req.method ?? 'GET';
+      if (req.headers.host === undefined && req.httpVersion === '1.1') {
+        throw new GAException('invalidRequest', 'an HTTP/1.1 request must have a Host header');
+      }
       if (method === 'OPTIONS' && config.cors) {
         res.writeHead(204, {
           'access-control-allow-methods': 'GET, POST, OPTIONS',
@@ -250,7 +253,16 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
 
 export function startHttpServer(routes: Route[], config: ServerConfig): Promise<RunningServer> {
   const handler = createHttpHandler(routes, config);
-  const server = http.createServer((req, res) => void handler(req, res));
+  const { limits } = config;
+  const server = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      // Checked by the handler instead, so that the answer is a JSON error like every other.
+      requireHostHeader: false,
+    },
+    (req, res) => void handler(req, res),
+  );
+  answerClientErrors(server, config.forceForm ?? 'camel', limits.maxHeaderBytes);
   server.keepAliveTimeout = 5000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
