@@ -4,14 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { rawExchange, rawPost, type RawResponse } from './raw-http.js';
+import { newRegistry, startServeProcess, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { connect, rawExchange, rawPost, type RawResponse } from './raw-http.js';
 
 let server: TestServer;
+let registryFile: string;
 
 before(async () => {
-  const { location } = await newRegistry(tempDir());
-  server = await startTestServer(location);
+  registryFile = (await newRegistry(tempDir())).location;
+  server = await startTestServer(registryFile);
 });
 
 function assertJsonError(res: RawResponse, status: number, message?: RegExp) {
@@ -80,5 +81,26 @@ describe('requests the HTTP parser refuses', () => {
   it('keeps answering on a kept-alive connection after the refused request was answered', async () => {
     // The refused request closes its connection; the server itself goes on.
     assert.equal((await rawExchange(server.url, 'GET /info HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+  });
+});
+
+describe('clients that go away', () => {
+  it('are not logged as internal errors, and never with a stack', async () => {
+    const served = await startServeProcess(registryFile, '--access-log');
+    for (let i = 0; i < 5; i++) {
+      const socket = await connect(served.url);
+      // Announces 1000 bytes of body, sends 10, and hangs up.
+      socket.write('POST /datasets/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"pageSize"');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+    }
+    // A request after them is answered and logged, so the log has caught up with the aborted ones.
+    assert.equal((await rawExchange(served.url, 'GET /info HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const log = served.stderr();
+    assert.match(log, /GET \/info 200/);
+    assert.doesNotMatch(log, /internal error/);
+    assert.doesNotMatch(log, /^\s+at /m);
+    assert.equal(log.match(/client went away/g)?.length, 5, log);
   });
 });

@@ -182,6 +182,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
   return async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = config.accessLog ? process.hrtime.bigint() : 0n;
     let form: NamingForm = config.forceForm ?? 'camel';
+    let clientGone = false;
     if (config.cors) res.setHeader('access-control-allow-origin', '*');
     try {
       // Split by hand: a URL object per request measured as a visible share of small requests.
@@ -237,15 +238,25 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       const reply = await route.handle({ params, body, form, remote });
       await writeReply(res, reply, form);
     } catch (err) {
+      if (err instanceof ClientWentAway) {
+        // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
+        clientGone = true;
+        res.destroy();
+        return;
+      }
       const error =
         err instanceof GAException ? err : new GAException('internal', 'internal server error; the fault is logged');
       if (!(err instanceof GAException)) console.error(`internal error on ${req.method} ${req.url}:`, err);
       if (res.headersSent) res.destroy();
-      else send(res, error.status, writeError(error, form));
+      else {
+        if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
+        send(res, error.status, writeError(error, form));
+      }
     } finally {
       if (config.accessLog) {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(1)}ms\n`);
+        const outcome = clientGone ? 'client went away' : res.statusCode;
+        process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${outcome} ${ms.toFixed(1)}ms\n`);
       }
     }
   };
