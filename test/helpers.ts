@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/app.js';
+import { allMigrations } from '../src/areas/index.js';
 import { defaultServerConfig, type ServerConfig } from '../src/config.js';
 import { initRegistry, type Registry } from '../src/registry/registry.js';
 
@@ -75,7 +76,7 @@ export async function newRegistry(dirOrLocation: string, fileName?: string): Pro
   const location = /^postgres/.test(dirOrLocation)
     ? dirOrLocation
     : path.join(dirOrLocation, fileName ?? `registry-${Math.random().toString(36).slice(2)}.sqlite`);
-  const registry = await initRegistry(location);
+  const registry = await initRegistry(location, allMigrations());
   atEnd(() => registry.close());
   return { location, registry };
 }
@@ -154,3 +155,35 @@ export async function collectPages(
 
 /** The id of a record as the server builds it: base64url of a JSON array of names (wire contract). */
 export const idOf = (...names: string[]) => Buffer.from(JSON.stringify(names)).toString('base64url');
+
+export interface ServeProcess {
+  url: string;
+  /** Everything the server wrote to standard error so far. */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** Runs `ga4gh serve REGISTRY --port 0 ARGS...` in its own process, as a user would; stopped when the test file ends. */
+export function startServeProcess(registry: string, ...args: string[]): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), 'serve', registry, '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  atEnd(stop);
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /serving .* at (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve({ url: m[1], stderr: () => stderr, stop });
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}
