@@ -11,7 +11,7 @@ import { withRegistry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
 import type { Area } from '../area.js';
 import { scheduleAnnouncements } from './announce-to.js';
-import { AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
+import { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
 import {
   attributesFromJson,
   defaultPeerSettings,
@@ -79,6 +79,8 @@ export const peersArea: Area = {
         method: 'POST' as const,
         path,
         handle: announce,
+        documentedRequest: AnnouncePeerRequest,
+        errorFields: AnnouncePeerResponse,
         onBadBody: (error: GAException, remote: Remote) => service.refuseUnreadable(error, remote),
       })),
     ];
