@@ -47,7 +47,16 @@ export const pageScript = once(async () => {
 });
 
 const pageHtml = once(async () => fs.promises.readFile(path.join(HERE, 'page', 'index.html')));
-const redocBundle = once(async () => fs.promises.readFile(require.resolve('redoc/bundles/redoc.standalone.js')));
+/**
+ * redoc's standalone bundle as installed, but for the one request it makes elsewhere: the Redocly logo
+ * in the menu's footer is fetched from their CDN. It becomes an empty image, so the docs ask no other origin.
+ */
+export const REDOC_LOGO_URL = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+export const EMPTY_SVG = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 width=%221%22 height=%221%22/%3E';
+const redocBundle = once(async () => {
+  const text = await fs.promises.readFile(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  return Buffer.from(text.replaceAll(REDOC_LOGO_URL, EMPTY_SVG));
+});
 
 /** Links are relative, so the pages also work under the version prefix and behind a proxy's sub-path. */
 const DOCS_HTML = `<!doctype html>
@@ -56,6 +65,7 @@ const DOCS_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API documentation</title>
+<link rel="icon" href="data:,">
 <style>body { margin: 0; }</style>
 </head>
 <body>
