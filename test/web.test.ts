@@ -26,7 +26,7 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 const dir = tempDir();
 const fasta = copyFixture('compliance/ref_brca1.fa', dir);
 const vcf = copyFixture('compliance/brca1_1kgPhase3_variants.vcf', dir);
-const rsem = copyFixture('compliance/rna_brca1.tsv', dir);
+const cufflinks = copyFixture('ga4gh-server/cufflinks.txt', dir); // 49 features: more than the chart's 20 bars
 const PEER = 'https://peer.example.org';
 
 /** The sequence of the one-record FASTA, read here. */
@@ -63,7 +63,7 @@ describe('the web page in Chromium', { skip }, () => {
     await loadReferenceSet(registry, fasta, { name: 'hg37', assemblyId: 'hg37' });
     await loadVariantSet(registry, 'demo', [vcf], { referenceset: 'hg37', name: 'brca1' });
     await addQuantificationSet(registry, 'demo', 'rnaseq');
-    await loadQuantification(registry, 'demo', 'rnaseq', rsem, { name: 'brca1-isoforms' });
+    await loadQuantification(registry, 'demo', 'rnaseq', cufflinks, { name: 'cufflinks-sample', format: 'cufflinks' });
     await upsertPeer(registry, PEER, undefined, 'operator');
     server = await startTestServer(location);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
@@ -170,7 +170,7 @@ describe('the web page in Chromium', { skip }, () => {
   it('shows expression levels with threshold and names filters, and a chart of the most expressed', async () => {
     await openView('rna');
     await page.click('text=Quantifications of rnaseq');
-    await page.click('text=Open brca1-isoforms');
+    await page.click('text=Open cufflinks-sample');
     await page.waitForSelector('svg[role=img] rect');
     const quantificationId = (await api('/rnaquantifications/search', { rnaQuantificationSetId: (await api('/rnaquantificationsets/search', {})).rnaQuantificationSets[0].id })).rnaQuantifications[0].id;
     const first = await api('/expressionlevels/search', { rnaQuantificationId: quantificationId, threshold: 0, pageSize: 25 });
