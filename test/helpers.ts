@@ -9,6 +9,7 @@ import { startServer } from '../src/app.js';
 import { allMigrations } from '../src/areas/index.js';
 import { defaultServerConfig, type ServerConfig } from '../src/config.js';
 import { initRegistry, type Registry } from '../src/registry/registry.js';
+import { ContractChecker } from './contract.js';
 
 /**
  * Cleanups run once the test file is done. Registered here, at the top level of the file's module
@@ -106,9 +107,26 @@ async function toResult(res: Response): Promise<HttpResult> {
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** Starts the real server on a free loopback port over the registry at `location`. */
+/**
+ * Starts the real server on a free loopback port over the registry at `location`. Every answer that
+ * get() and post() receive is checked against the server's /openapi.json (test/contract.ts): a
+ * response the document does not describe fails the test that received it.
+ */
 export async function startTestServer(location: string, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const server = await startServer(location, { ...defaultServerConfig(), port: 0, ...overrides });
+  let checker: Promise<ContractChecker> | undefined;
+  const checked = async (method: string, url: string, res: Response): Promise<HttpResult> => {
+    const result = await toResult(res);
+    const problem = (await (checker ??= ContractChecker.forServer(server.url))).check(
+      method,
+      url,
+      result.status,
+      result.headers.get('content-type') ?? '',
+      result.text,
+    );
+    if (problem) throw new Error(`contract (test/contract.ts): ${problem}`);
+    return result;
+  };
   let closed = false;
   const close = async () => {
     if (!closed) {
@@ -119,9 +137,11 @@ export async function startTestServer(location: string, overrides: Partial<Serve
   atEnd(close);
   return {
     url: server.url,
-    get: async (p, headers = {}) => toResult(await fetch(server.url + p, { headers })),
+    get: async (p, headers = {}) => checked('GET', server.url + p, await fetch(server.url + p, { headers })),
     post: async (p, body, headers = {}) =>
-      toResult(
+      checked(
+        'POST',
+        server.url + p,
         await fetch(server.url + p, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers },

@@ -145,6 +145,7 @@ function serveCommand(program: Command): void {
           throw e;
         }
         say(`serving ${location} at ${server.url}`);
+        say(`web page: ${server.url}/  API docs: ${server.url}/docs  OpenAPI: ${server.url}/openapi.json`);
         const stop = async () => {
           await server.close();
           process.exit(0);

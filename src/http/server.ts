@@ -153,6 +153,13 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         res.end();
         return;
       }
+      case 'content': {
+        const headers: http.OutgoingHttpHeaders = { 'content-type': reply.contentType, 'content-length': reply.body.length };
+        if (reply.cacheControl) headers['cache-control'] = reply.cacheControl;
+        res.writeHead(200, headers);
+        res.end(reply.body);
+        return;
+      }
       case 'stream': {
         res.writeHead(200, { 'content-type': JSON_TYPE });
         await reply.write(
@@ -210,7 +217,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
-      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '') };
+      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
       if (method === 'POST') {
         try {

@@ -10,7 +10,7 @@ import { pageReply, recordReply } from '../../protocol/reply.js';
 import { UserError } from '../../user-error.js';
 import type { Area, CommandContext } from '../area.js';
 import { scheduleAnnouncements } from './announce-to.js';
-import { AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
+import { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
 import {
   attributesFromJson,
   defaultPeerSettings,
@@ -78,6 +78,8 @@ export const peersArea: Area = {
         method: 'POST' as const,
         path,
         handle: announce,
+        documentedRequest: AnnouncePeerRequest,
+        errorFields: AnnouncePeerResponse,
         onBadBody: (error: GAException, remote: Remote) => service.refuseUnreadable(error, remote),
       })),
     ];
