@@ -11,7 +11,8 @@ import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply
 import { writeMessage, type NamingForm } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
-import { readOntology, type Ontology } from '../ontologies/index.js';
+import type { Ontology } from '../ontologies/ontology.js';
+import { readOntology } from '../ontologies/store.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
 import { recordsIn, VcfFileCache, type VcfFileRef } from '../variants/vcf-files.js';
 import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';

@@ -20,8 +20,6 @@ import {
 import { biometadataService } from './service.js';
 import { biometadataMigrations, listBiosamples, listIndividuals, removeBiosample, removeIndividual } from './store.js';
 
-export { biosampleId, biosampleNameIn } from './service.js';
-export { biosampleNamesAmong, requireBiosample } from './store.js';
 
 export const biometadataArea: Area = {
   name: 'biometadata',

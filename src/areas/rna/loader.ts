@@ -9,7 +9,7 @@ import zlib from 'node:zlib';
 import { openFile, isUrl } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
-import { requireBiosample } from '../biometadata/index.js';
+import { requireBiosample } from '../biometadata/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { FormatError, programOf, readHeader, type ExpressionRow, type FormatName, type Units } from './formats.js';
 import { insertQuantification } from './store.js';

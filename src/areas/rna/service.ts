@@ -5,7 +5,7 @@ import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import type { Registry } from '../../registry/registry.js';
-import { biosampleId, biosampleNameIn } from '../biometadata/index.js';
+import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import type { OptionalField } from './formats.js';
 import type {

@@ -19,7 +19,8 @@ import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply
 import type { NamingForm } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
-import { biosampleId, biosampleNameIn, biosampleNamesAmong } from '../biometadata/index.js';
+import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
+import { biosampleNamesAmong } from '../biometadata/store.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
 import {
