@@ -15,7 +15,18 @@ chmod -R u+w "$DEMO"
 D=$DEMO/ga4gh-server
 
 ga4gh repo init "$REGISTRY"
-ga4gh repo add-dataset "$REGISTRY" demo --description "Sample data of the GA4GH reference server and compliance suite"
+ga4gh repo add-dataset "$REGISTRY" demo --description "Sample data of the GA4GH reference server and compliance suite" \
+  --attributes '{"version": "0.3.0"}'
+
+# Ontologies: the Sequence Ontology, for the effects of variant annotations.
+ga4gh repo add-ontology "$REGISTRY" "$DEMO/compliance/so-xp-simple.obo"
+
+# Individuals and biosamples (biometadata area): the compliance set's three 1000 Genomes samples. Call
+# sets of the same names link to them; so do RNA quantifications through --biosample-id.
+for sample in HG00096 HG00099 HG00101; do
+  ga4gh repo add-individual "$REGISTRY" demo "$DEMO/compliance/individual_$sample.json"
+  ga4gh repo add-biosample "$REGISTRY" demo "$DEMO/compliance/biosample_$sample.json"
+done
 
 # Reference sets
 ga4gh repo add-referenceset "$REGISTRY" "$D/referenceSets/NCBI37.fa.gz" --assembly-id NCBI37 \
@@ -37,18 +48,28 @@ ga4gh repo add-variantset "$REGISTRY" demo "$V/1kgPhase3" --referenceset NCBI37
 for example in example_1 example_2 example_3 example_4; do
   ga4gh repo add-variantset "$REGISTRY" demo "$V/$example" --referenceset NCBI37 --allow-missing-contigs
 done
+# The compliance variants on hg37: their samples link to the biosamples above.
+ga4gh repo add-variantset "$REGISTRY" demo "$DEMO/compliance/brca1_1kgPhase3_variants.vcf" --referenceset hg37 --name brca1
+
+# Annotated VCFs (VEP and SnpEff): each gets a variant annotation set beside its variant set.
+for annotated in 1kg.3.annotations 1kg.17.ann.edit 1KG_GRCh37_VEP_edit OR4F_annotation WASH7P_annotation; do
+  ga4gh repo add-variantset "$REGISTRY" demo "$V/$annotated" --referenceset NCBI37 --allow-missing-contigs
+done
+for annotated in brca1_OR4F_annotation brca1_WASH7P_annotation; do
+  ga4gh repo add-variantset "$REGISTRY" demo "$DEMO/compliance/$annotated.vcf" --referenceset NCBI37 --allow-missing-contigs
+done
 
 # RNA quantifications (rna area): one set holding the sample tables of every supported format.
 ga4gh repo add-rnaquantificationset "$REGISTRY" demo rnaseq --description "Sample quantification tables"
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/abundance.trimmed.txt" --name kallisto-sample \
-  --program kallisto:0.43.1 --biosample-id sample1
+  --program kallisto:0.43.1 --biosample-id HG00096
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/cufflinks.txt" --name cufflinks-sample --format cufflinks
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$D/datasets/dataset1/rnaQuant/rsem_test_data.tsv" --name rsem-genes
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/compliance/rna_brca1.tsv" --name brca1-isoforms \
-  --biosample-id sample2
-ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/quant.sf" --name salmon-sample --biosample-id sample2
+  --biosample-id HG00099
+ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/quant.sf" --name salmon-sample --biosample-id HG00099
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/sample1.isoforms.results" --name rsem-isoforms \
-  --units FPKM --biosample-id sample1
+  --units FPKM --biosample-id HG00096
 
 # Peers (peer area): one example entry in the peer list, as an operator would add a known server.
 # The demo serves with the default policy (verify): announced peers join once their GET /info answers.

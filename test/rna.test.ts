@@ -12,6 +12,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { allMigrations } from '../src/areas/index.js';
 import { addDataset } from '../src/areas/datasets/store.js';
+import { insertBiosample } from '../src/areas/biometadata/store.js';
 import { loadQuantification } from '../src/areas/rna/loader.js';
 import { addQuantificationSet, getQuantification, listExpressionRows, rowsAboveEstimate, thresholdPlan } from '../src/areas/rna/store.js';
 import { migrate } from '../src/registry/migrations.js';
@@ -112,6 +113,11 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
     await addQuantificationSet(registry, 'ds1', 'set1', 'the test set');
     await addQuantificationSet(registry, 'ds1', 'set0');
     await addQuantificationSet(registry, 'ds2', 'other');
+    // --biosample-id names a biosample of the quantification's dataset.
+    for (const [dataset, name] of [['ds1', 'BS1'], ['ds1', 'BS2'], ['ds2', 'BS1']]) {
+      await insertBiosample(registry, { dataset_name: dataset, name, individual_name: null, fields: '{}' });
+    }
+    await assert.rejects(loadQuantification(registry, 'ds1', 'set1', files.kallisto, { biosampleId: 'BS3' }), /no biosample 'BS3' in dataset 'ds1'/);
     await loadQuantification(registry, 'ds1', 'set1', files.kallisto, {
       name: 'kallisto',
       biosampleId: 'BS1',
@@ -209,7 +215,7 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
       assert.deepEqual(kallisto, {
         id: quantId('kallisto'),
         name: 'kallisto',
-        biosampleId: 'BS1',
+        biosampleId: idOf('ds1', 'bs', 'BS1'),
         description: 'kallisto test output',
         readGroupIds: ['rg1'],
         programs: [{ name: 'kallisto', version: '0.43.1' }],
@@ -230,9 +236,11 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
     it('filters by biosampleId, exactly', async () => {
       const names = async (biosampleId: string) =>
         (await server.post('/rnaquantifications/search', { rnaQuantificationSetId: setId, biosampleId })).json.rnaQuantifications.map((q: any) => q.name);
-      assert.deepEqual(await names('BS1'), ['brca1', 'kallisto']);
-      assert.deepEqual(await names('BS2'), ['cufflinks']);
-      assert.deepEqual(await names('bs1'), []);
+      assert.deepEqual(await names(idOf('ds1', 'bs', 'BS1')), ['brca1', 'kallisto']);
+      assert.deepEqual(await names(idOf('ds1', 'bs', 'BS2')), ['cufflinks']);
+      assert.deepEqual(await names(idOf('ds1', 'bs', 'bs1')), []);
+      assert.deepEqual(await names(idOf('ds2', 'bs', 'BS1')), []); // a biosample of another dataset
+      assert.equal((await server.post('/rnaquantifications/search', { rnaQuantificationSetId: setId, biosampleId: 'BS1' })).status, 404);
     });
 
     it('answers 404 for an unknown set or quantification', async () => {

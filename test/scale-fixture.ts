@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { insertBiosample } from '../src/areas/biometadata/store.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { upsertPeer } from '../src/areas/peers/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
@@ -45,6 +46,7 @@ export async function fillRegistry(registry: Registry, files: FixtureFiles, peer
   await loadReferenceSet(registry, files.plainFasta, { name: 'hg37' });
   await loadVariantSet(registry, 'ds', [files.phase1], { referenceset: 'NCBI37' });
   await loadVariantSet(registry, 'ds', [path.join(files.phase1, 'chr2.vcf.gz')], { referenceset: 'NCBI37', name: 'chr2' });
+  await insertBiosample(registry, { dataset_name: 'ds', name: 'BS1', individual_name: null, fields: '{}' });
   await addQuantificationSet(registry, 'ds', 'rna', 'two programs');
   await loadQuantification(registry, 'ds', 'rna', files.kallisto, { name: 'kallisto', biosampleId: 'BS1' });
   await loadQuantification(registry, 'ds', 'rna', files.cufflinks, { name: 'cufflinks' });

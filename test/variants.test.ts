@@ -235,14 +235,15 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
       }
     });
 
-    it('filters by exact name; a biosampleId matches none; unknown set is 404', async () => {
+    it('filters by exact name; a biosampleId of no biosample matches none; unknown set is 404', async () => {
       const name = expected.phase1.samples[3];
       const hit = await server.post('/callsets/search', { variantSetId: setId('1kgPhase1'), name });
       assert.deepEqual(hit.json.callSets.map((c: any) => c.name), [name]);
       const lower = await server.post('/callsets/search', { variantSetId: setId('1kgPhase1'), name: name.toLowerCase() });
       assert.deepEqual(lower.json.callSets, []);
-      const bio = await server.post('/callsets/search', { variantSetId: setId('1kgPhase1'), biosampleId: 'x' });
+      const bio = await server.post('/callsets/search', { variantSetId: setId('1kgPhase1'), biosampleId: idOf('ds', 'bs', name) });
       assert.deepEqual(bio.json, { callSets: [] });
+      assert.equal((await server.post('/callsets/search', { variantSetId: setId('1kgPhase1'), biosampleId: 'x' })).status, 404);
       assert.equal((await server.post('/callsets/search', { variantSetId: setId('nope') })).status, 404);
       assert.equal((await server.get(`/callsets/${callSetIdOf('1kgPhase1', 'nobody')}`)).status, 404);
     });

@@ -2,6 +2,8 @@
 import type { Migration } from '../registry/migrations.js';
 import type { Area } from './area.js';
 export type { AppContext, Area, CommandContext } from './area.js';
+import { annotationsArea } from './annotations/index.js';
+import { biometadataArea } from './biometadata/index.js';
 import { datasetsArea } from './datasets/index.js';
 import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
@@ -10,7 +12,7 @@ import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
 
-export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea];
+export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea, biometadataArea, annotationsArea];
 
 /** Every area's migrations, in version order: the composition roots hand them to the registry. */
 export function allMigrations(): Migration[] {

@@ -381,6 +381,137 @@ export interface ExpressionLevel {
   attributes?: Attributes;
 }
 
+export interface SearchIndividualsRequest {
+  datasetId?: string;
+  name?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchIndividualsResponse {
+  individuals: Individual[];
+  nextPageToken?: string;
+}
+
+export interface Individual {
+  id?: string;
+  datasetId?: string;
+  name?: string;
+  description?: string;
+  created?: string;
+  updated?: string;
+  species?: OntologyTerm;
+  sex?: OntologyTerm;
+  attributes?: Attributes;
+}
+
+export interface SearchBiosamplesRequest {
+  datasetId?: string;
+  name?: string;
+  individualId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchBiosamplesResponse {
+  biosamples: Biosample[];
+  nextPageToken?: string;
+}
+
+export interface Biosample {
+  id?: string;
+  datasetId?: string;
+  name?: string;
+  description?: string;
+  disease?: OntologyTerm;
+  created?: string;
+  updated?: string;
+  individualId?: string;
+  attributes?: Attributes;
+  individualAgeAtCollection?: Age;
+}
+
+export interface Age {
+  age?: string;
+  ageClass?: OntologyTerm;
+}
+
+export interface SearchVariantAnnotationSetsRequest {
+  variantSetId: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchVariantAnnotationSetsResponse {
+  variantAnnotationSets: VariantAnnotationSet[];
+  nextPageToken?: string;
+}
+
+export interface VariantAnnotationSet {
+  id?: string;
+  variantSetId?: string;
+  name?: string;
+  analysis?: Analysis;
+  attributes?: Attributes;
+}
+
+export interface SearchVariantAnnotationsRequest {
+  variantAnnotationSetId: string;
+  referenceName?: string;
+  referenceId?: string;
+  start?: number;
+  end?: number;
+  effects?: OntologyTerm[];
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchVariantAnnotationsResponse {
+  variantAnnotations: VariantAnnotation[];
+  nextPageToken?: string;
+}
+
+export interface VariantAnnotation {
+  id?: string;
+  variantId?: string;
+  variantAnnotationSetId?: string;
+  created?: string;
+  transcriptEffects?: TranscriptEffect[];
+  attributes?: Attributes;
+}
+
+export interface TranscriptEffect {
+  id?: string;
+  featureId?: string;
+  alternateBases?: string;
+  effects?: OntologyTerm[];
+  hgvsAnnotation?: HGVSAnnotation;
+  cdnaLocation?: AlleleLocation;
+  cdsLocation?: AlleleLocation;
+  proteinLocation?: AlleleLocation;
+  analysisResults?: AnalysisResult[];
+  attributes?: Attributes;
+}
+
+export interface HGVSAnnotation {
+  genomic?: string;
+  transcript?: string;
+  protein?: string;
+}
+
+export interface AlleleLocation {
+  start?: number;
+  end?: number;
+  referenceSequence?: string;
+  alternateSequence?: string;
+}
+
+export interface AnalysisResult {
+  analysisId?: string;
+  result?: string;
+  score?: number;
+}
+
 /** One method per endpoint of the server; searches return Paged (iterate with `for await`). */
 export class Ga4ghClient extends ClientCore {
   /** Get info (`GET /info`) */
@@ -474,5 +605,33 @@ export class Ga4ghClient extends ClientCore {
   /** Get one expression level by id (`GET /expressionlevels/{id}`) */
   getExpressionLevel(id: string): Promise<ExpressionLevel> {
     return this.send({ method: 'GET', path: '/expressionlevels/{id}' }, { id });
+  }
+  /** Search individuals (`POST /individuals/search`) */
+  searchIndividuals(request: SearchIndividualsRequest = {}): Paged<Individual, SearchIndividualsResponse> {
+    return this.paged({ method: 'POST', path: '/individuals/search' }, request, 'individuals');
+  }
+  /** Get one individual by id (`GET /individuals/{id}`) */
+  getIndividual(id: string): Promise<Individual> {
+    return this.send({ method: 'GET', path: '/individuals/{id}' }, { id });
+  }
+  /** Search biosamples (`POST /biosamples/search`) */
+  searchBiosamples(request: SearchBiosamplesRequest = {}): Paged<Biosample, SearchBiosamplesResponse> {
+    return this.paged({ method: 'POST', path: '/biosamples/search' }, request, 'biosamples');
+  }
+  /** Get one biosample by id (`GET /biosamples/{id}`) */
+  getBiosample(id: string): Promise<Biosample> {
+    return this.send({ method: 'GET', path: '/biosamples/{id}' }, { id });
+  }
+  /** Search variant annotation sets (`POST /variantannotationsets/search`) */
+  searchVariantAnnotationSets(request: SearchVariantAnnotationSetsRequest): Paged<VariantAnnotationSet, SearchVariantAnnotationSetsResponse> {
+    return this.paged({ method: 'POST', path: '/variantannotationsets/search' }, request, 'variantAnnotationSets');
+  }
+  /** Get one variant annotation set by id (`GET /variantannotationsets/{id}`) */
+  getVariantAnnotationSet(id: string): Promise<VariantAnnotationSet> {
+    return this.send({ method: 'GET', path: '/variantannotationsets/{id}' }, { id });
+  }
+  /** Search variant annotations (`POST /variantannotations/search`) */
+  searchVariantAnnotations(request: SearchVariantAnnotationsRequest): Paged<VariantAnnotation, SearchVariantAnnotationsResponse> {
+    return this.paged({ method: 'POST', path: '/variantannotations/search' }, request, 'variantAnnotations');
   }
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { attributesFromJson } from '../../cli/attributes.js';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
@@ -34,9 +35,11 @@ export const datasetsArea: Area = {
       .argument('<registry>', 'registry file or postgres:// URL')
       .argument('<name>', 'dataset name')
       .option('--description <text>', 'free-text description')
+      .option('--attributes <json>', 'attributes: {"key": "value" or [values]}, or the wire form {"attr": {...}}')
       .action(
-        action(async (location: string, name: string, opts: { description?: string }) => {
-          await withRegistry(location, (registry) => addDataset(registry, name, opts.description));
+        action(async (location: string, name: string, opts: { description?: string; attributes?: string }) => {
+          const attributes = opts.attributes === undefined ? undefined : attributesFromJson(opts.attributes);
+          await withRegistry(location, (registry) => addDataset(registry, name, opts.description, attributes));
           say(`added dataset '${name}'`);
         }),
       );

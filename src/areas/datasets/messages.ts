@@ -1,4 +1,4 @@
-import { Attributes } from '../../protocol/common.js';
+import { Attributes, type AttributesRecord } from '../../protocol/common.js';
 import { searchResponse } from '../../protocol/reply.js';
 import { message, t } from '../../protocol/schema.js';
 
@@ -16,4 +16,5 @@ export interface DatasetRecord {
   id: string;
   name: string;
   description?: string;
+  attributes?: AttributesRecord;
 }

@@ -1,4 +1,5 @@
 /** Datasets: search and get, as typed records. */
+import type { AttributesRecord } from '../../protocol/common.js';
 import type { PagingLimits } from '../../protocol/paging.js';
 import { isString, keysetCursor, type PageQuery } from '../../protocol/paging.js';
 import { notFound } from '../../protocol/errors.js';
@@ -14,6 +15,7 @@ const toRecord = (row: DatasetRow): DatasetRecord => ({
   id: datasetId(row.name),
   name: row.name,
   description: row.description ?? undefined,
+  attributes: row.attributes !== null ? (JSON.parse(row.attributes) as AttributesRecord) : undefined,
 });
 
 export function datasetService(registry: Registry, limits: PagingLimits) {

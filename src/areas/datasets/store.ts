@@ -1,6 +1,7 @@
 /** Datasets in the registry: the table, its migration and its queries. */
 import type { Kysely } from 'kysely';
 import { sortableText, type Migration } from '../../registry/migrations.js';
+import type { AttributesRecord } from '../../protocol/common.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
 
@@ -8,6 +9,8 @@ export interface DatasetTables {
   dataset: {
     name: string;
     description: string | null;
+    /** JSON of the Attributes given with --attributes, or null. */
+    attributes: string | null;
     created_at: string;
   };
 }
@@ -30,18 +33,30 @@ export const datasetMigrations: Migration[] = [
         .execute();
     },
   },
+  {
+    version: 41,
+    name: 'dataset attributes',
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('dataset').addColumn('attributes', 'text').execute();
+    },
+  },
 ];
 
 export type DatasetRow = DatasetTables['dataset'];
 
-export async function addDataset(registry: Registry, name: string, description?: string): Promise<void> {
+export async function addDataset(registry: Registry, name: string, description?: string, attributes?: AttributesRecord): Promise<void> {
   if (!name.trim()) throw new UserError('a dataset name must not be empty');
   await registry.db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('dataset').select('name').where('name', '=', name).executeTakeFirst();
     if (existing) throw new UserError(`dataset '${name}' already exists in ${registry.location}`);
     await trx
       .insertInto('dataset')
-      .values({ name, description: description ?? null, created_at: new Date().toISOString() })
+      .values({
+        name,
+        description: description ?? null,
+        attributes: attributes ? JSON.stringify(attributes) : null,
+        created_at: new Date().toISOString(),
+      })
       .execute();
   });
 }

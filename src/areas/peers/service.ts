@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import { PROTOCOL_VERSION } from '../../config.js';
-import { Attributes, attributesOf, type AttributesRecord } from '../../protocol/common.js';
+import type { AttributesRecord } from '../../protocol/common.js';
 import { GAException, type ErrorKindName } from '../../protocol/errors.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
@@ -262,36 +262,7 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
   };
 }
 
-/**
- * Attributes given on the command line: the wire form `{"attr": {...}}`, or plain
- * `{"key": value or [values]}` with strings, numbers and booleans.
- */
-export function attributesFromJson(text: string): AttributesRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new UserError(`--attributes is not valid JSON: ${(e as Error).message}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError('--attributes must be a JSON object');
-  const entries = Object.entries(value);
-  if (entries.length === 1 && entries[0][0] === 'attr') {
-    try {
-      return parseMessage<AttributesRecord>(Attributes, value).value;
-    } catch (e) {
-      throw new UserError(`--attributes: ${(e as Error).message}`);
-    }
-  }
-  const plain: Record<string, Array<string | number | boolean>> = {};
-  for (const [key, v] of entries) {
-    const values = Array.isArray(v) ? v : [v];
-    if (!values.every((x) => typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x)))) {
-      throw new UserError(`--attributes: '${key}' must be a string, number or boolean, or a list of them`);
-    }
-    plain[key] = values;
-  }
-  return attributesOf(plain);
-}
+export { attributesFromJson } from '../../cli/attributes.js';
 
 /** A URL the operator typed, normalised, or a UserError saying what is wrong with it. */
 export function operatorUrl(raw: string, where = 'URL'): string {

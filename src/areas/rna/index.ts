@@ -98,7 +98,7 @@ export const rnaArea: Area = {
       .addOption(new Option('--format <format>', 'table format (default: detected from the header)').choices(FORMATS))
       .option('--name <name>', 'quantification name (default: from the file name, or its folder for generic names like quant.sf)')
       .option('--description <text>', 'free-text description')
-      .option('--biosample-id <id>', 'biosample the quantification is of')
+      .option('--biosample-id <name>', 'name of the biosample (of the dataset) the quantification is of')
       .addOption(new Option('--units <units>', 'expression column of RSEM tables (default: TPM)').choices(['TPM', 'FPKM']))
       .option('--feature-set-ids <list>', 'comma-separated ids of the annotation feature sets used', commaList)
       .option('--read-group-ids <list>', 'comma-separated ids of the input read groups', commaList)

@@ -9,6 +9,7 @@ import zlib from 'node:zlib';
 import { openFile, isUrl } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
+import { requireBiosample } from '../biometadata/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { FormatError, programOf, readHeader, type ExpressionRow, type FormatName, type Units } from './formats.js';
 import { insertQuantification } from './store.js';
@@ -17,6 +18,7 @@ export interface QuantificationOptions {
   format?: FormatName;
   name?: string;
   description?: string;
+  /** The name of a biosample of the dataset. */
   biosampleId?: string;
   units?: Units;
   featureSetIds?: string[];
@@ -113,6 +115,7 @@ export async function loadQuantification(
   options: QuantificationOptions = {},
 ): Promise<LoadedQuantification> {
   await requireDataset(registry, datasetName);
+  if (options.biosampleId !== undefined) await requireBiosample(registry, datasetName, options.biosampleId);
   const name = options.name ?? defaultQuantificationName(file);
   if (!name.trim()) throw new UserError(`cannot derive a quantification name from ${file}; give one with --name`);
   const programs = (options.programs ?? []).map(parseProgram);

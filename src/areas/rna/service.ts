@@ -5,6 +5,7 @@ import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import type { Registry } from '../../registry/registry.js';
+import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import type { OptionalField } from './formats.js';
 import type {
@@ -48,7 +49,7 @@ export function toQuantificationRecord(row: QuantificationRow): RnaQuantificatio
   return {
     id: quantificationId(row.dataset_name, row.set_name, row.name),
     name: row.name,
-    biosampleId: row.biosample_id ?? undefined,
+    biosampleId: row.biosample_id !== null ? biosampleId(row.dataset_name, row.biosample_id) : undefined,
     description: row.description ?? undefined,
     readGroupIds: JSON.parse(row.read_group_ids) as string[],
     programs: JSON.parse(row.programs) as ProgramRecord[],
@@ -120,12 +121,17 @@ export function rnaService(registry: Registry, limits: PagingLimits) {
     ): Promise<SearchPage<RnaQuantificationRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('rnaquantifications', request, limits, isString);
       const set = await setNamed(request.rnaQuantificationSetId);
-      const rows = await listQuantifications(
-        registry,
-        { datasetName: set.dataset_name, setName: set.name, biosampleId: request.biosampleId },
-        after,
-        pageSize + 1,
-      );
+      // The registry keeps the biosample's name; a biosample of another dataset matches nothing.
+      const biosampleName = request.biosampleId !== undefined ? (biosampleNameIn(set.dataset_name, request.biosampleId) ?? null) : undefined;
+      const rows =
+        biosampleName === null
+          ? []
+          : await listQuantifications(
+              registry,
+              { datasetName: set.dataset_name, setName: set.name, biosampleId: biosampleName },
+              after,
+              pageSize + 1,
+            );
       return keysetPage(rows, pageSize, fingerprint, toQuantificationRecord, (r) => r.name);
     },
 

@@ -71,6 +71,8 @@ export const variantsArea: Area = {
       .requiredOption('--referenceset <name>', 'the registered reference set the variants are called against')
       .option('--name <name>', 'variant set name (default: the first file name without .vcf.gz, or the folder name)')
       .option('--allow-missing-contigs', 'register even when the VCF has contigs the reference set lacks')
+      .option('--no-annotations', 'do not register the VEP/SnpEff annotations of the VCF as a variant annotation set')
+      .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded)')
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
           const loaded = await withRegistry(location, (registry) => loadVariantSet(registry, dataset, paths, opts));
@@ -79,6 +81,11 @@ export const variantsArea: Area = {
           say(
             `added variant set '${loaded.name}' to dataset '${dataset}': ${loaded.files} file(s), ${loaded.samples} call set(s), contigs ${loaded.contigs.join(', ') || '(none)'}`,
           );
+          const annotations = loaded.annotations;
+          if (annotations) {
+            say(`added variant annotation set '${loaded.name}' (INFO ${annotations.field}, effects ${annotations.ontology ? `from ontology '${annotations.ontology}'` : 'by name'})`);
+            if (annotations.note) say(`note: ${annotations.note}`);
+          }
         }),
       );
     repo

@@ -9,6 +9,8 @@ import path from 'node:path';
 import type { Registry } from '../../registry/registry.js';
 import { isUrl, openFile } from '../../files.js';
 import { UserError } from '../../user-error.js';
+import { planAnnotationSet, type AnnotationOptions } from '../annotations/plan.js';
+import { insertAnnotationSet } from '../annotations/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
 import { bgzipAndIndex } from './tabix-write.js';
@@ -16,7 +18,7 @@ import { parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js
 import { openVcf, readHeaderText } from './vcf-files.js';
 import { insertVariantSet } from './store.js';
 
-export interface VariantSetOptions {
+export interface VariantSetOptions extends AnnotationOptions {
   referenceset: string;
   name?: string;
   allowMissingContigs?: boolean;
@@ -30,6 +32,8 @@ export interface LoadedVariantSet {
   /** Contigs the reference set lacks (registered anyway with --allow-missing-contigs). */
   missingContigs: string[];
   createdFiles: string[];
+  /** The INFO field of the annotation set registered beside it, if any, and a note about it. */
+  annotations?: { field: string; ontology: string | null; note?: string };
 }
 
 const COMPRESSED = /\.vcf\.(gz|bgz)$/i;
@@ -201,12 +205,14 @@ export async function loadVariantSet(
         `contig(s) ${missing.join(', ')} of the VCF are not in reference set '${referenceSet.name}'; choose the matching reference set, or register anyway with --allow-missing-contigs`,
       );
     }
+    const metadata = mergedMetadata(files);
+    const annotations = await planAnnotationSet(registry, metadata, name, options);
     await insertVariantSet(registry, {
       set: {
         dataset_name: datasetName,
         name,
         reference_set_name: referenceSet.name,
-        metadata: JSON.stringify(mergedMetadata(files)),
+        metadata: JSON.stringify(metadata),
       },
       files: files.map((f, ordinal) => ({
         ordinal,
@@ -216,8 +222,16 @@ export async function loadVariantSet(
         contigs: JSON.stringify(f.contigs),
       })),
       samples,
-    });
-    return { name, files: files.length, samples: samples.length, contigs, missingContigs: missing, createdFiles: created };
+    }, annotations && ((trx) => insertAnnotationSet(trx, datasetName, name, annotations.set)));
+    return {
+      name,
+      files: files.length,
+      samples: samples.length,
+      contigs,
+      missingContigs: missing,
+      createdFiles: created,
+      annotations: annotations && { field: annotations.set.info_field, ontology: annotations.set.ontology_name, note: annotations.note },
+    };
   } catch (e) {
     // Nothing was registered: leave behind no file this load created.
     for (const file of created) fs.rmSync(file, { force: true });

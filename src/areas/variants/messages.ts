@@ -114,6 +114,7 @@ export interface VariantSetRecord {
 export interface CallSetRecord {
   id: string;
   name: string;
+  biosampleId?: string;
   variantSetIds: string[];
 }
 

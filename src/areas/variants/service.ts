@@ -19,6 +19,8 @@ import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply
 import type { NamingForm } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
+import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
+import { biosampleNamesAmong } from '../biometadata/store.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
 import {
@@ -105,6 +107,28 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
   const contexts = new Map<string, VariantSetContext>();
   const setRows = new RegistryCache<VariantSetRow>(registryCacheMs);
   const callSetRows = new RegistryCache<CallSetRow>(registryCacheMs);
+  // A call set's biosample is the biosample of its dataset named like its sample, whichever was
+  // registered first: looked up here, so either load order links them (within registryCacheMs).
+  const linkedSamples = new RegistryCache<Set<string>>(registryCacheMs);
+  const linkedCallSetLists = new WeakMap<Set<string>, VariantSetContext['callSets']>();
+  const sampleIsBiosample = new RegistryCache<boolean>(registryCacheMs);
+
+  /** The set's call sets as served, each with its biosampleId when a biosample of that name exists. */
+  async function callSetsWithBiosamples(context: VariantSetContext): Promise<VariantSetContext['callSets']> {
+    const { dataset_name: dataset, name, created_at } = context.row;
+    const linked = (await linkedSamples.get(JSON.stringify([dataset, name, created_at]), () =>
+      biosampleNamesAmong(registry, dataset, context.callSets.map((c) => c.record.name)),
+    ))!;
+    if (linked.size === 0) return context.callSets;
+    let list = linkedCallSetLists.get(linked);
+    if (!list) {
+      list = context.callSets.map((c) =>
+        linked.has(c.record.name) ? { ordinal: c.ordinal, record: { ...c.record, biosampleId: biosampleId(dataset, c.record.name) } } : c,
+      );
+      linkedCallSetLists.set(linked, list);
+    }
+    return list;
+  }
 
   async function contextOf(datasetName: string, name: string, id: string): Promise<VariantSetContext> {
     const row = await setRows.get(JSON.stringify([datasetName, name]), () => getVariantSetRow(registry, datasetName, name));
@@ -263,15 +287,22 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       request: { variantSetId: string; name?: string; biosampleId?: string } & PageQuery,
     ): Promise<SearchPage<CallSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('callsets', request, limits, isNonNegativeInteger);
-      const { callSets } = await contextOfId(request.variantSetId);
-      // Call sets loaded from VCF carry no biosample, so a biosampleId filter matches none of them.
+      const context = await contextOfId(request.variantSetId);
+      const callSets = await callSetsWithBiosamples(context);
       const from = after === undefined ? 0 : after + 1; // ordinals are the VCF columns: 0, 1, 2, ...
+      // null: a biosample of another dataset, the biosample of none of these call sets.
+      const biosample = request.biosampleId !== undefined ? (biosampleNameIn(context.row.dataset_name, request.biosampleId) ?? null) : undefined;
       const rows =
-        request.biosampleId !== undefined
-          ? []
-          : request.name !== undefined
-            ? callSets.filter((c) => c.record.name === request.name && c.ordinal >= from).slice(0, pageSize + 1)
-            : callSets.slice(from, from + pageSize + 1);
+        request.name !== undefined || biosample !== undefined
+          ? callSets
+              .filter(
+                (c) =>
+                  c.ordinal >= from &&
+                  (request.name === undefined || c.record.name === request.name) &&
+                  (biosample === undefined || (c.record.name === biosample && c.record.biosampleId !== undefined)),
+              )
+              .slice(0, pageSize + 1)
+          : callSets.slice(from, from + pageSize + 1);
       return keysetPage(rows, pageSize, fingerprint, (c) => c.record, (c) => c.ordinal);
     },
 
@@ -282,7 +313,11 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           ? await callSetRows.get(JSON.stringify([datasetName, setName, sample]), () => getCallSetRow(registry, datasetName, setName, sample))
           : undefined;
       if (!row) throw notFound('call set', id);
-      return toCallSetRecord(row);
+      const linked = await sampleIsBiosample.get(JSON.stringify([datasetName, sample]), async () =>
+        Boolean((await biosampleNamesAmong(registry, datasetName, [sample])).size),
+      );
+      const record = toCallSetRecord(row);
+      return linked ? { ...record, biosampleId: biosampleId(datasetName, sample) } : record;
     },
 
     /**

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
+import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
 
 export interface VariantTables {
@@ -95,8 +96,8 @@ export interface NewVariantSet {
   samples: string[];
 }
 
-/** Records a variant set, its files and call sets in one transaction. */
-export async function insertVariantSet(registry: Registry, input: NewVariantSet): Promise<void> {
+/** Records a variant set, its files and call sets in one transaction (with what `also` records beside them). */
+export async function insertVariantSet(registry: Registry, input: NewVariantSet, also?: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
   const { set, files, samples } = input;
   const owner = { dataset_name: set.dataset_name, variant_set_name: set.name };
   await registry.db.transaction().execute(async (trx) => {
@@ -118,6 +119,7 @@ export async function insertVariantSet(registry: Registry, input: NewVariantSet)
         .values(samples.slice(i, i + 500).map((name, j) => ({ ...owner, ordinal: i + j, name })))
         .execute();
     }
+    await also?.(trx);
   });
 }
 

@@ -1,0 +1,66 @@
+/**
+ * Variant annotations: the VEP (`CSQ`) or SnpEff (`ANN`) annotations of a registered VCF, served as a
+ * variant annotation set beside its variant set. `repo add-variantset` registers the set (plan.ts);
+ * this area serves it and lists it.
+ */
+import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import type { Area } from '../area.js';
+import type { AnalysisRecord } from './messages.js';
+import {
+  SearchVariantAnnotationSetsRequest,
+  SearchVariantAnnotationSetsResponse,
+  SearchVariantAnnotationsRequest,
+  VariantAnnotationSet,
+} from './messages.js';
+import { annotationService, type JsonStream } from './service.js';
+import { annotationMigrations, listAnnotationSets } from './store.js';
+
+const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
+
+export const annotationsArea: Area = {
+  name: 'annotations',
+  migrations: annotationMigrations,
+
+  routes({ registry, config }) {
+    const service = annotationService(registry, config.paging, config.registryCacheMs);
+    return [
+      {
+        method: 'POST',
+        path: '/variantannotationsets/search',
+        request: SearchVariantAnnotationSetsRequest,
+        handle: async ({ body }) => pageReply(SearchVariantAnnotationSetsResponse, await service.searchSets(body)),
+      },
+      {
+        method: 'GET',
+        path: '/variantannotationsets/{id}',
+        handle: async ({ params }) => recordReply(VariantAnnotationSet, await service.getSet(params.id)),
+      },
+      {
+        method: 'POST',
+        path: '/variantannotations/search',
+        request: SearchVariantAnnotationsRequest,
+        handle: async ({ body }) => streamReply(await service.searchAnnotations(body)),
+      },
+    ];
+  },
+
+  // Annotation sets are registered by `repo add-variantset` and removed with their variant set.
+  commands() {},
+
+  async inventory(registry) {
+    const rows = await listAnnotationSets(registry);
+    return [
+      {
+        title: 'Variant annotation sets',
+        columns: ['dataset', 'name', 'field', 'software', 'ontology'],
+        rows: rows.map((r) => [
+          r.dataset_name,
+          r.name,
+          r.info_field,
+          ((JSON.parse(r.analysis) as AnalysisRecord).software ?? []).join('; '),
+          r.ontology_name ?? '(effects by name)',
+        ]),
+      },
+    ];
+  },
+};

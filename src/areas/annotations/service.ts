@@ -1,0 +1,252 @@
+/**
+ * Variant annotation sets and variant annotations. Annotations are read from the variant set's VCF
+ * files on each request (the registry holds only the set's layout), one VariantAnnotation per record,
+ * and a page is written as it is read, stopping once it is full and the next match is found.
+ */
+import type { AttributesRecord } from '../../protocol/common.js';
+import { GAException, notFound } from '../../protocol/errors.js';
+import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import { encodePageToken, isNonNegativeInteger, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
+import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply.js';
+import { writeMessage, type NamingForm } from '../../protocol/schema.js';
+import { RegistryCache } from '../../registry/cache.js';
+import type { Registry } from '../../registry/registry.js';
+import type { Ontology } from '../ontologies/ontology.js';
+import { readOntology } from '../ontologies/store.js';
+import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
+import { recordsIn, VcfFileCache, type VcfFileRef } from '../variants/vcf-files.js';
+import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';
+import type { AnnotationLayout } from './layout.js';
+import {
+  SearchVariantAnnotationsResponse,
+  VariantAnnotation,
+  type AnalysisRecord,
+  type OntologyTermRecord,
+  type SearchVariantAnnotationsQuery,
+  type VariantAnnotationRecord,
+  type VariantAnnotationSetRecord,
+} from './messages.js';
+import { getAnnotationSetRow, ontologyLoadedAt, type AnnotationSetRow } from './store.js';
+
+export const annotationSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vas', name]);
+
+/** JSON text written in pieces. */
+export interface JsonStream {
+  write(sink: JsonSink, form: NamingForm): Promise<void>;
+}
+
+function toSetRecord(row: AnnotationSetRow): VariantAnnotationSetRecord {
+  const id = annotationSetId(row.dataset_name, row.name);
+  const analysis = JSON.parse(row.analysis) as AnalysisRecord;
+  const attr: AttributesRecord['attr'] = { infoField: { values: [{ stringValue: row.info_field }] } };
+  if (row.ontology_name !== null) attr.ontology = { values: [{ stringValue: row.ontology_name }] };
+  return {
+    id,
+    variantSetId: encodeId([row.dataset_name, 'vs', row.name]),
+    name: row.name,
+    analysis: { id, ...analysis },
+    attributes: { attr },
+  };
+}
+
+/** What serving one annotation set needs, built once and kept while its rows are unchanged. */
+interface AnnotationContext {
+  row: AnnotationSetRow;
+  variantSet: VariantSetRow;
+  record: VariantAnnotationSetRecord;
+  files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
+  ontology?: Ontology;
+  ontologyLoadedAt?: string;
+  reader: AnnotationReader;
+}
+
+/** A place in the results: [file ordinal, 0-based start, records at that start already passed]. */
+type Position = [number, number, number];
+const isPosition = (p: unknown): p is Position => Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
+
+const CONTEXT_CACHE_SIZE = 32;
+
+export function annotationService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
+  const files = new VcfFileCache();
+  const setRows = new RegistryCache<AnnotationSetRow>(registryCacheMs);
+  const ontologyTimes = new RegistryCache<string>(registryCacheMs);
+  const contexts = new Map<string, AnnotationContext>();
+
+  async function contextOf(datasetName: string, name: string, id: string): Promise<AnnotationContext> {
+    const row = await setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
+    if (!row) throw notFound('variant annotation set', id);
+    const loadedAt = row.ontology_name !== null ? await ontologyTimes.get(row.ontology_name, () => ontologyLoadedAt(registry, row.ontology_name!)) : undefined;
+    const key = `${datasetName}\0${name}`;
+    const cached = contexts.get(key);
+    if (cached && cached.row.created_at === row.created_at && cached.ontologyLoadedAt === loadedAt) return cached;
+    const [variantSet, fileRows, ontology] = await Promise.all([
+      getVariantSetRow(registry, datasetName, name),
+      listVariantSetFiles(registry, datasetName, name),
+      row.ontology_name !== null ? readOntology(registry, row.ontology_name) : undefined,
+    ]);
+    if (!variantSet) throw notFound('variant annotation set', id);
+    const record = toSetRecord(row);
+    const layout: AnnotationLayout = { field: row.info_field, columns: JSON.parse(row.columns) as string[] };
+    const termOf = (term: string): OntologyTermRecord => {
+      const found = ontology?.termByName(term);
+      return found ? { termId: found.id, term: found.name } : { term };
+    };
+    const context: AnnotationContext = {
+      row,
+      variantSet,
+      record,
+      files: fileRows.map((f) => ({
+        ordinal: f.ordinal,
+        path: f.path,
+        indexPath: f.index_path,
+        indexKind: f.index_kind,
+        contigs: new Set(JSON.parse(f.contigs) as string[]),
+      })),
+      ontology,
+      ontologyLoadedAt: loadedAt,
+      reader: new AnnotationReader(layout, { datasetName, setName: name, annotationSetId: record.id, created: record.analysis.created ?? row.created_at }, termOf),
+    };
+    contexts.delete(key);
+    contexts.set(key, context);
+    if (contexts.size > CONTEXT_CACHE_SIZE) contexts.delete(contexts.keys().next().value!);
+    return context;
+  }
+
+  async function contextOfId(id: string): Promise<AnnotationContext> {
+    const [datasetName, , name] = decodeId(id, IdKinds.variantAnnotationSet);
+    return contextOf(datasetName, name, id);
+  }
+
+  /** The reference the search names, or undefined when it lies outside the set's reference set. */
+  function referenceNameOf(context: AnnotationContext, request: SearchVariantAnnotationsQuery): string | undefined {
+    if (request.referenceId === undefined) {
+      if (request.referenceName === undefined) throw new GAException('missingField', "field 'referenceName' or 'referenceId' is required");
+      return request.referenceName;
+    }
+    const [referenceSet, name] = decodeId(request.referenceId, IdKinds.reference);
+    if (request.referenceName !== undefined && request.referenceName !== name) {
+      throw new GAException('invalidRequest', `field 'referenceName' ('${request.referenceName}') and field 'referenceId' (reference '${name}') name different references`);
+    }
+    return referenceSet === context.variantSet.reference_set_name ? name : undefined;
+  }
+
+  /**
+   * The `effects` filter: a transcript effect passes when one of its effects is one of the terms asked
+   * for or lies below one (with the set's ontology); a term given by name only is resolved there too.
+   */
+  function effectFilterOf(context: AnnotationContext, effects: OntologyTermRecord[] | undefined): EffectFilter | undefined {
+    if (!effects || effects.length === 0) return undefined;
+    const ids = new Set<string>();
+    const names = new Set<string>();
+    effects.forEach((term, i) => {
+      if (!term.termId && !term.term) throw new GAException('invalidRequest', `field 'effects[${i}]' must give a termId or a term`);
+      const id = term.termId || (term.term && context.ontology?.termByName(term.term)?.id);
+      if (id) for (const each of context.ontology ? context.ontology.withSubclasses(id) : [id]) ids.add(each);
+      else if (term.term) names.add(term.term.toLowerCase());
+    });
+    return (found) => found.some((e) => (e.termId !== undefined && ids.has(e.termId)) || (e.term !== undefined && names.has(e.term.toLowerCase())));
+  }
+
+  /** The annotations of a reference in result order, each with its position, after `after` when given. */
+  async function* annotationsOf(
+    context: AnnotationContext,
+    referenceName: string,
+    start: number,
+    end: number,
+    filter: EffectFilter | undefined,
+    after?: Position,
+  ): AsyncGenerator<{ record: VariantAnnotationRecord; position: Position }> {
+    for (const file of context.files) {
+      if (after && file.ordinal < after[0]) continue;
+      if (!file.contigs.has(referenceName)) continue;
+      const resume = after && file.ordinal === after[0] ? after : undefined;
+      let lastStart = -1;
+      let atStart = 0;
+      for await (const raw of recordsIn(files.get(file), referenceName, start, end, resume?.[1])) {
+        if (raw.start === lastStart) atStart++;
+        else {
+          lastStart = raw.start;
+          atStart = 1;
+        }
+        if (resume && raw.start === resume[1] && atStart <= resume[2]) continue;
+        const record = context.reader.read(fixedColumns(raw.bytes, raw.lineStart, raw.lineEnd), filter);
+        if (record) yield { record, position: [file.ordinal, raw.start, atStart] };
+      }
+    }
+  }
+
+  function unreadable(context: AnnotationContext, error: unknown): GAException {
+    if (error instanceof GAException) return error;
+    console.error(`reading variant annotation set '${context.row.name}':`, (error as Error).message);
+    return new GAException('unavailable', `the VCF files of variant annotation set '${context.row.name}' cannot be read right now`);
+  }
+
+  return {
+    async searchSets(request: { variantSetId: string } & PageQuery): Promise<SearchPage<VariantAnnotationSetRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('variantannotationsets', request, limits, isString);
+      const [datasetName, , name] = decodeId(request.variantSetId, IdKinds.variantSet);
+      if (!(await getVariantSetRow(registry, datasetName, name))) throw notFound('variant set', request.variantSetId);
+      // A variant set has at most one annotation set, named after it.
+      const row = after === undefined ? await getAnnotationSetRow(registry, datasetName, name) : undefined;
+      return keysetPage(row ? [row] : [], pageSize, fingerprint, toSetRecord, (r) => r.name);
+    },
+
+    getSet: async (id: string) => (await contextOfId(id)).record,
+
+    /** Checks the request and reads the first match (every 4xx and 503 happens here), then streams the page. */
+    async searchAnnotations(request: SearchVariantAnnotationsQuery): Promise<JsonStream> {
+      const { pageSize, fingerprint, after } = keysetCursor('variantannotations', request, limits, isPosition);
+      const start = request.start ?? 0;
+      const requestedEnd = request.end ?? 0;
+      if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);
+      if (requestedEnd < 0) throw new GAException('invalidRequest', `field 'end' must not be negative (got ${requestedEnd})`);
+      if (requestedEnd !== 0 && requestedEnd < start) {
+        throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
+      }
+      const end = requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd;
+      const context = await contextOfId(request.variantAnnotationSetId);
+      const referenceName = referenceNameOf(context, request);
+      const filter = effectFilterOf(context, request.effects);
+      const response = SearchVariantAnnotationsResponse;
+      const annotations = referenceName === undefined ? undefined : annotationsOf(context, referenceName, start, end, filter, after);
+      const first = annotations ? await annotations.next().catch((e) => {
+        throw unreadable(context, e);
+      }) : undefined;
+
+      return {
+        async write(sink, form) {
+          let out = '{' + response.listKey[form] + ':[';
+          let written = 0;
+          let bytes = 0;
+          let last: Position | undefined;
+          let more = false;
+          try {
+            if (annotations && first) {
+              for (let next = first; !next.done; next = await annotations.next()) {
+                const { record, position } = next.value;
+                if (written === pageSize || (written > 0 && bytes >= limits.pageByteBudget)) {
+                  more = true; // look-ahead: another match follows the last one written
+                  break;
+                }
+                const text = writeMessage(VariantAnnotation, record as unknown as Record<string, unknown>, form);
+                out += (written ? ',' : '') + text;
+                bytes += text.length;
+                written++;
+                last = position;
+                if (out.length >= 64 * 1024) {
+                  await sink.write(out);
+                  out = '';
+                }
+              }
+            }
+          } finally {
+            await annotations?.return(undefined);
+          }
+          out += ']';
+          if (more && last) out += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
+          await sink.write(out + '}');
+        },
+      };
+    },
+  };
+}
