@@ -6,11 +6,12 @@ import { datasetsArea } from './datasets/index.js';
 import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
 import { peersArea } from './peers/index.js';
+import { phenotypesArea } from './phenotypes/index.js';
 import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
 
-export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea];
+export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea, phenotypesArea];
 
 export function allMigrations(): Migration[] {
   return areas.flatMap((a) => a.migrations).sort((a, b) => a.version - b.version);
