@@ -133,17 +133,20 @@ for (const backend of backends) {
 
     it('answers hostile and malformed description patterns quickly, without stalling other requests', async () => {
       const started = Date.now();
-      // Catastrophic for a backtracking engine on these labels; linear here.
+      // Nested repetition that fails at the end: JavaScript's own engine takes ~10 s on the first 32
+      // characters of one of these labels (measured while writing this test) and doubles with each
+      // further letter; here the text is read once.
       const [hostile, info] = await Promise.all([
-        search('/phenotypes/search', { phenotypeAssociationSetId: setId, description: '(.*a){12}' }),
+        search('/phenotypes/search', { phenotypeAssociationSetId: setId, description: '^(\\w+\\s?)*!' }),
         server.get('/info'),
       ]);
       assert.equal(info.status, 200);
       assert.equal(hostile.status, 200, hostile.text);
-      const expected = phenotypeIds.filter((p) => [...one(p, LABEL)].filter((c) => c === 'a').length >= 12);
-      assert.deepEqual(hostile.json.phenotypes.map((p: any) => p.id), expected);
-      const nested = await search('/phenotypes/search', { phenotypeAssociationSetId: setId, description: '^(\\w+\\s?)*$' });
-      assert.equal(nested.status, 200);
+      assert.deepEqual(hostile.json.phenotypes.map((p: any) => p.id), phenotypeIds.filter((p) => /^[\w\s]*!/.test(one(p, LABEL))));
+      const counted = await search('/phenotypes/search', { phenotypeAssociationSetId: setId, description: '(.*a){4}' });
+      assert.equal(counted.status, 200);
+      assert.deepEqual(counted.json.phenotypes.map((p: any) => p.id), phenotypeIds.filter((p) => [...one(p, LABEL)].filter((c) => c === 'a').length >= 4));
+      assert.ok(counted.json.phenotypes.length > 0);
       assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
       for (const bad of ['(unclosed', 'a**', '\\p{L}', '(?=look)', 'x'.repeat(257), '(a{100}){100}']) {
         const res = await search('/phenotypes/search', { phenotypeAssociationSetId: setId, description: bad });
