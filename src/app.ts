@@ -1,15 +1,17 @@
 /** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
-import { areas, type AppContext } from './areas/index.js';
+import { allMigrations, areas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
+import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
 
 export async function startServer(location: string, config: ServerConfig): Promise<RunningServer> {
-  const registry = await openRegistry(location);
+  const registry = await openRegistry(location, allMigrations());
   const cleanups: Array<() => void | Promise<void>> = [];
   const app: AppContext = { registry, config, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
   try {
-    const routes = areas.flatMap((area) => area.routes(app));
+    const areaRoutes = areas.map((area) => ({ area: area.name, routes: area.routes(app) }));
+    const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];
     const server = await startHttpServer(routes, config);
     return {
       ...server,

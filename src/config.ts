@@ -18,8 +18,48 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
+  /** What one client, or many, may take of the server (README, "Serving"). */
+  limits: ServerLimits;
   /** Every `ga4gh serve` option by its camelCase name, including the ones areas add (e.g. peerPolicy). */
   options: Record<string, unknown>;
+}
+
+export interface ServerLimits {
+  /** Deepest nesting of objects and arrays in a request body (400 beyond). */
+  maxJsonDepth: number;
+  /** Largest request line (the URL) and headers together, in bytes (431 beyond). */
+  maxHeaderBytes: number;
+  /** Connections open at once; one more is answered 503 and closed. */
+  maxConnections: number;
+  /** Large (streamed) responses written at once; beyond, 503 with Retry-After. */
+  maxStreams: number;
+  /** Time a client has to send a request's headers, in ms (408 after; slowloris). */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request, body included, in ms (408 after). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept, in ms. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no bytes in either direction for this long is closed, in ms (0: never). */
+  idleTimeoutMs: number;
+  /** Requests per second from one client address, averaged; 0: no limit. */
+  ratePerSecond: number;
+  /** Requests one address may send at once above that rate. */
+  rateBurst: number;
+}
+
+export function defaultServerLimits(): ServerLimits {
+  return {
+    maxJsonDepth: 64,
+    maxHeaderBytes: 16 * 1024,
+    maxConnections: 1000,
+    maxStreams: 8,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+    idleTimeoutMs: 120_000,
+    ratePerSecond: 0,
+    rateBurst: 200,
+  };
 }
 
 export const SERVER_NAME = 'ga4gh-server';
@@ -36,6 +76,7 @@ export function defaultServerConfig(): ServerConfig {
     bodyLimit: 1024 * 1024,
     cors: true,
     accessLog: false,
+    limits: defaultServerLimits(),
     options: {},
   };
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { allMigrations } from '../src/areas/index.js';
 import { logAnnouncement } from '../src/areas/peers/store.js';
 import { copyRegistry, tablesInDependencyOrder } from '../src/registry/copy.js';
 import { openRegistry } from '../src/registry/registry.js';
@@ -33,7 +34,7 @@ async function answersOf(location: string) {
 
 /** Every row of every table, for comparing registries below the API too. */
 async function tableContents(location: string) {
-  const registry = await openRegistry(location);
+  const registry = await openRegistry(location, allMigrations());
   try {
     const out: Record<string, unknown[]> = {};
     for (const table of await tablesInDependencyOrder(registry)) {
@@ -55,7 +56,7 @@ before(async () => {
 
 describe('repo copy', () => {
   it('orders tables after the tables they reference', async () => {
-    const registry = await openRegistry(original);
+    const registry = await openRegistry(original, allMigrations());
     const order = await tablesInDependencyOrder(registry);
     await registry.close();
     const before = (a: string, b: string) => assert.ok(order.indexOf(a) < order.indexOf(b), `${a} before ${b}`);
@@ -79,10 +80,10 @@ describe('repo copy', () => {
 
   it('SQLite → PostgreSQL → SQLite: the same answers on each, the same rows at the end', { skip: postgres.skip }, async () => {
     const pgLocation = await postgres.newLocation(dir);
-    const copied = await copyRegistry(original, pgLocation);
+    const copied = await copyRegistry(original, pgLocation, allMigrations());
     assert.ok(copied.find((t) => t.table === 'rna_expression')!.rows > 50);
     const back = path.join(dir, 'back.sqlite');
-    await copyRegistry(pgLocation, back);
+    await copyRegistry(pgLocation, back, allMigrations());
     const expected = await answersOf(original);
     assert.deepEqual(await answersOf(pgLocation), expected);
     assert.deepEqual(await answersOf(back), expected);
@@ -102,9 +103,9 @@ describe('repo copy', () => {
 
   it('refuses a missing source or the same registry twice, leaving no file behind', async () => {
     const target = path.join(dir, 'never.sqlite');
-    await assert.rejects(copyRegistry(path.join(dir, 'nope.sqlite'), target), /^UserError: no registry at .*nope\.sqlite/);
+    await assert.rejects(copyRegistry(path.join(dir, 'nope.sqlite'), target, allMigrations()), /^UserError: no registry at .*nope\.sqlite/);
     assert.ok(!fs.existsSync(target));
-    await assert.rejects(copyRegistry(original, path.join(dir, '.', 'original.sqlite')), {
+    await assert.rejects(copyRegistry(original, path.join(dir, '.', 'original.sqlite'), allMigrations()), {
       message: 'the source and the target are the same registry',
     });
   });
@@ -113,19 +114,19 @@ describe('repo copy', () => {
     // A source whose expression table lacks a column the target has: rna_expression is copied late,
     // after rows of several other tables went into the target's transaction.
     const broken = await postgres.newLocation(dir);
-    await copyRegistry(original, broken);
-    const registry = await openRegistry(broken);
+    await copyRegistry(original, broken, allMigrations());
+    const registry = await openRegistry(broken, allMigrations());
     await registry.db.schema.alterTable('rna_expression').dropColumn('attributes').execute();
     await registry.close();
 
     const file = path.join(dir, 'failed.sqlite');
-    await assert.rejects(copyRegistry(broken, file), /attributes/);
+    await assert.rejects(copyRegistry(broken, file, allMigrations()), /attributes/);
     assert.ok(!fs.existsSync(file));
 
     const pgTarget = await postgres.newLocation(dir);
-    await assert.rejects(copyRegistry(broken, pgTarget), /attributes/);
+    await assert.rejects(copyRegistry(broken, pgTarget, allMigrations()), /attributes/);
     for (const [table, rows] of Object.entries(await tableContents(pgTarget))) assert.equal(rows.length, 0, table);
-    await copyRegistry(original, pgTarget);
+    await copyRegistry(original, pgTarget, allMigrations());
     assert.deepEqual(await tableContents(pgTarget), await tableContents(original));
   });
 });

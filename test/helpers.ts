@@ -6,8 +6,10 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/app.js';
+import { allMigrations } from '../src/areas/index.js';
 import { defaultServerConfig, type ServerConfig } from '../src/config.js';
 import { initRegistry, type Registry } from '../src/registry/registry.js';
+import { ContractChecker } from './contract.js';
 
 /**
  * Cleanups run once the test file is done. Registered here, at the top level of the file's module
@@ -75,7 +77,7 @@ export async function newRegistry(dirOrLocation: string, fileName?: string): Pro
   const location = /^postgres/.test(dirOrLocation)
     ? dirOrLocation
     : path.join(dirOrLocation, fileName ?? `registry-${Math.random().toString(36).slice(2)}.sqlite`);
-  const registry = await initRegistry(location);
+  const registry = await initRegistry(location, allMigrations());
   atEnd(() => registry.close());
   return { location, registry };
 }
@@ -105,9 +107,26 @@ async function toResult(res: Response): Promise<HttpResult> {
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** Starts the real server on a free loopback port over the registry at `location`. */
+/**
+ * Starts the real server on a free loopback port over the registry at `location`. Every answer that
+ * get() and post() receive is checked against the server's /openapi.json (test/contract.ts): a
+ * response the document does not describe fails the test that received it.
+ */
 export async function startTestServer(location: string, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const server = await startServer(location, { ...defaultServerConfig(), port: 0, ...overrides });
+  let checker: Promise<ContractChecker> | undefined;
+  const checked = async (method: string, url: string, res: Response): Promise<HttpResult> => {
+    const result = await toResult(res);
+    const problem = (await (checker ??= ContractChecker.forServer(server.url))).check(
+      method,
+      url,
+      result.status,
+      result.headers.get('content-type') ?? '',
+      result.text,
+    );
+    if (problem) throw new Error(`contract (test/contract.ts): ${problem}`);
+    return result;
+  };
   let closed = false;
   const close = async () => {
     if (!closed) {
@@ -118,9 +137,11 @@ export async function startTestServer(location: string, overrides: Partial<Serve
   atEnd(close);
   return {
     url: server.url,
-    get: async (p, headers = {}) => toResult(await fetch(server.url + p, { headers })),
+    get: async (p, headers = {}) => checked('GET', server.url + p, await fetch(server.url + p, { headers })),
     post: async (p, body, headers = {}) =>
-      toResult(
+      checked(
+        'POST',
+        server.url + p,
         await fetch(server.url + p, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers },
@@ -154,3 +175,35 @@ export async function collectPages(
 
 /** The id of a record as the server builds it: base64url of a JSON array of names (wire contract). */
 export const idOf = (...names: string[]) => Buffer.from(JSON.stringify(names)).toString('base64url');
+
+export interface ServeProcess {
+  url: string;
+  /** Everything the server wrote to standard error so far. */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** Runs `ga4gh serve REGISTRY --port 0 ARGS...` in its own process, as a user would; stopped when the test file ends. */
+export function startServeProcess(registry: string, ...args: string[]): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), 'serve', registry, '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  atEnd(stop);
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /serving .* at (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve({ url: m[1], stderr: () => stderr, stop });
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}

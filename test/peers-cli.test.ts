@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { allMigrations } from '../src/areas/index.js';
 import { initRegistry } from '../src/registry/registry.js';
 import { runCli, runCliAsync, startTestServer, tempDir } from './helpers.js';
 
@@ -12,7 +13,7 @@ const dir = tempDir('ga4gh-peers-cli-');
 const location = path.join(dir, 'registry.sqlite');
 
 before(async () => {
-  const registry = await initRegistry(location);
+  const registry = await initRegistry(location, allMigrations());
   await registry.close();
 });
 
@@ -75,7 +76,7 @@ describe('repo announcements', () => {
   it('shows the newest announcements first with their outcome, limited by --limit', async () => {
     const logDir = tempDir('ga4gh-peers-log-');
     const logRegistry = path.join(logDir, 'log.sqlite');
-    const registry = await initRegistry(logRegistry);
+    const registry = await initRegistry(logRegistry, allMigrations());
     await registry.close();
     const server = await startTestServer(logRegistry, { options: { peerPolicy: 'open' } });
     await server.post('/announce', { peer: { url: 'https://first.example.org' } }, { 'user-agent': 'tester/2' });

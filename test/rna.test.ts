@@ -458,7 +458,7 @@ describe('loading', () => {
     }
     await old.destroy();
 
-    const { registry, applied } = await migrateRegistry(location);
+    const { registry, applied } = await migrateRegistry(location, allMigrations());
     atEnd(() => registry.close());
     assert.deepEqual(applied.map((m) => m.name), ['rna threshold plans']);
     const stats = (await getQuantification(registry, 'd', 's', 'big'))!;

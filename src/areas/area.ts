@@ -17,6 +17,15 @@ export interface AppContext {
   onClose(fn: () => void | Promise<void>): void;
 }
 
+/** What `ga4gh repo` hands each area's commands. */
+export interface CommandContext {
+  /**
+   * Runs `fn` with the registry at `location` open, closing it afterwards; refuses a registry that is
+   * missing or needs `repo migrate` (the CLI knows every area's migrations, the registry does not).
+   */
+  withRegistry<T>(location: string, fn: (registry: Registry) => Promise<T>): Promise<T>;
+}
+
 export interface InventorySection {
   title: string;
   columns: string[];
@@ -28,7 +37,7 @@ export interface Area {
   migrations: Migration[];
   routes(app: AppContext): Route[];
   /** Adds this area's subcommands to `ga4gh repo`. */
-  commands(repo: Command): void;
+  commands(repo: Command, cli: CommandContext): void;
   /** Adds this area's options to `ga4gh serve`; their values reach routes() as `config.options`. */
   serveOptions?(serve: Command): void;
   inventory?(registry: Registry): Promise<InventorySection[]>;

@@ -1,7 +1,7 @@
 /** Every area of the service, in the order their routes, commands and listings appear. */
 import type { Migration } from '../registry/migrations.js';
 import type { Area } from './area.js';
-export type { AppContext, Area } from './area.js';
+export type { AppContext, Area, CommandContext } from './area.js';
 import { datasetsArea } from './datasets/index.js';
 import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
@@ -13,6 +13,7 @@ import { variantsArea } from './variants/index.js';
 
 export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea, phenotypesArea];
 
+/** Every area's migrations, in version order: the composition roots hand them to the registry. */
 export function allMigrations(): Migration[] {
   return areas.flatMap((a) => a.migrations).sort((a, b) => a.version - b.version);
 }

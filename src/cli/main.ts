@@ -1,12 +1,16 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
 import { Command } from 'commander';
 import { startServer } from '../app.js';
-import { areas } from '../areas/index.js';
+import { allMigrations, areas, type CommandContext } from '../areas/index.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, formatTable, integerAtLeast, progressReporter, say } from './output.js';
+
+// The CLI is a composition root: it hands every area's migrations to the registry.
+const migrations = allMigrations();
+const cli: CommandContext = { withRegistry: (location, fn) => withRegistry(location, migrations, fn) };
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -17,7 +21,7 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const registry = await initRegistry(location);
+        const registry = await initRegistry(location, migrations);
         await registry.close();
         say(`registry ready at ${location}`);
       }),
@@ -29,7 +33,7 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const { registry, applied } = await migrateRegistry(location);
+        const { registry, applied } = await migrateRegistry(location, migrations);
         await registry.close();
         say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
       }),
@@ -43,7 +47,7 @@ function repoCommands(program: Command): void {
     .action(
       action(async (source: string, target: string) => {
         const progress = progressReporter('copy');
-        const copied = await copyRegistry(source, target, (table, rows) => progress.update(`copied into ${table}`, rows));
+        const copied = await copyRegistry(source, target, migrations, (table, rows) => progress.update(`copied into ${table}`, rows));
         progress.done();
         const total = copied.reduce((n, t) => n + t.rows, 0);
         say(`copied ${total} row(s) in ${copied.length} tables from ${source} to ${target}`);
@@ -57,7 +61,7 @@ function repoCommands(program: Command): void {
     .option('--json', 'print JSON instead of tables')
     .action(
       action(async (location: string, opts: { json?: boolean }) => {
-        const sections = await withRegistry(location, async (registry) => {
+        const sections = await cli.withRegistry(location, async (registry) => {
           const out = [];
           for (const area of areas) if (area.inventory) out.push(...(await area.inventory(registry)));
           return out;
@@ -79,7 +83,7 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const problems = await withRegistry(location, async (registry) => {
+        const problems = await cli.withRegistry(location, async (registry) => {
           const found: string[] = [];
           for (const area of areas) if (area.check) found.push(...(await area.check(registry)));
           return found;
@@ -92,7 +96,7 @@ function repoCommands(program: Command): void {
       }),
     );
 
-  for (const area of areas) area.commands(repo);
+  for (const area of areas) area.commands(repo, cli);
 }
 
 function serveCommand(program: Command): void {
@@ -141,6 +145,7 @@ function serveCommand(program: Command): void {
           throw e;
         }
         say(`serving ${location} at ${server.url}`);
+        say(`web page: ${server.url}/  API docs: ${server.url}/docs  OpenAPI: ${server.url}/openapi.json`);
         const stop = async () => {
           await server.close();
           process.exit(0);

@@ -11,7 +11,8 @@ export interface RouteInput<Body = any> {
   /** The request body (POST) or query parameters (GET), read against the route's description. */
   body: Body;
   form: NamingForm;
-  remote: { address: string; userAgent: string };
+  /** The client; `host` is the Host header it used (for absolute URLs in documents). */
+  remote: { address: string; userAgent: string; host?: string };
 }
 
 export interface Route {
@@ -26,6 +27,17 @@ export interface Route {
    * content type, too large): for routes that must record or answer such requests in their own way.
    */
   onBadBody?(error: GAException, remote: RouteInput['remote']): Promise<never>;
+
+  // For the API document and the client (src/web/openapi.ts), only where it cannot be inferred from
+  // the request's message name and the path:
+  /** One line saying what the endpoint does. */
+  summary?: string;
+  /** The message answered on success. */
+  response?: MessageDesc;
+  /** The body to document when the route reads its body itself (no `request`). */
+  documentedRequest?: MessageDesc;
+  /** Fields this route's error bodies carry besides errorCode and message. */
+  errorFields?: MessageDesc;
 }
 
 interface CompiledRoute {

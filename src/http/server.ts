@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
+import { answerClientErrors, nestsDeeperThan } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -61,6 +62,9 @@ export function buildRouter(routes: Route[]): Router {
   return router;
 }
 
+/** The client closed its connection before its request body arrived: not a fault of the server. */
+class ClientWentAway extends Error {}
+
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
@@ -82,11 +86,11 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('error', (e) => reject(req.complete ? e : new ClientWentAway(e.message)));
   });
 }
 
-function decodeJsonBody(req: http.IncomingMessage, raw: Buffer): unknown {
+function decodeJsonBody(req: http.IncomingMessage, raw: Buffer, maxDepth: number): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};
   const contentType = req.headers['content-type'];
@@ -95,6 +99,9 @@ function decodeJsonBody(req: http.IncomingMessage, raw: Buffer): unknown {
     if (mediaType !== 'application/json') {
       throw new GAException('unsupportedMediaType', `request body must be application/json, not ${mediaType || 'empty'}`);
     }
+  }
+  if (nestsDeeperThan(text, maxDepth)) {
+    throw new GAException('invalidRequest', `request body nests objects and arrays deeper than the limit of ${maxDepth} levels (max-json-depth)`);
   }
   let value: unknown;
   try {
@@ -146,6 +153,13 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         res.end();
         return;
       }
+      case 'content': {
+        const headers: http.OutgoingHttpHeaders = { 'content-type': reply.contentType, 'content-length': reply.body.length };
+        if (reply.cacheControl) headers['cache-control'] = reply.cacheControl;
+        res.writeHead(200, headers);
+        res.end(reply.body);
+        return;
+      }
       case 'stream': {
         res.writeHead(200, { 'content-type': JSON_TYPE });
         await reply.write(
@@ -175,6 +189,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
   return async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = config.accessLog ? process.hrtime.bigint() : 0n;
     let form: NamingForm = config.forceForm ?? 'camel';
+    let clientGone = false;
     if (config.cors) res.setHeader('access-control-allow-origin', '*');
     try {
       // Split by hand: a URL object per request measured as a visible share of small requests.
@@ -183,6 +198,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       const pathname = queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart);
       const query = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1);
       const method = req.method ?? 'GET';
+      if (req.headers.host === undefined && req.httpVersion === '1.1') {
+        throw new GAException('invalidRequest', 'an HTTP/1.1 request must have a Host header');
+      }
       if (method === 'OPTIONS' && config.cors) {
         res.writeHead(204, {
           'access-control-allow-methods': 'GET, POST, OPTIONS',
@@ -199,11 +217,11 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
-      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '') };
+      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
       if (method === 'POST') {
         try {
-          input = decodeJsonBody(req, await readBody(req, config.bodyLimit));
+          input = decodeJsonBody(req, await readBody(req, config.bodyLimit), config.limits.maxJsonDepth);
         } catch (e) {
           if (route.onBadBody && e instanceof GAException) await route.onBadBody(e, remote);
           throw e;
@@ -227,15 +245,25 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       const reply = await route.handle({ params, body, form, remote });
       await writeReply(res, reply, form);
     } catch (err) {
+      if (err instanceof ClientWentAway) {
+        // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
+        clientGone = true;
+        res.destroy();
+        return;
+      }
       const error =
         err instanceof GAException ? err : new GAException('internal', 'internal server error; the fault is logged');
       if (!(err instanceof GAException)) console.error(`internal error on ${req.method} ${req.url}:`, err);
       if (res.headersSent) res.destroy();
-      else send(res, error.status, writeError(error, form));
+      else {
+        if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
+        send(res, error.status, writeError(error, form));
+      }
     } finally {
       if (config.accessLog) {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(1)}ms\n`);
+        const outcome = clientGone ? 'client went away' : res.statusCode;
+        process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${outcome} ${ms.toFixed(1)}ms\n`);
       }
     }
   };
@@ -243,7 +271,16 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
 
 export function startHttpServer(routes: Route[], config: ServerConfig): Promise<RunningServer> {
   const handler = createHttpHandler(routes, config);
-  const server = http.createServer((req, res) => void handler(req, res));
+  const { limits } = config;
+  const server = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      // Checked by the handler instead, so that the answer is a JSON error like every other.
+      requireHostHeader: false,
+    },
+    (req, res) => void handler(req, res),
+  );
+  answerClientErrors(server, config.forceForm ?? 'camel', limits.maxHeaderBytes);
   server.keepAliveTimeout = 5000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);

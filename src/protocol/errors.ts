@@ -16,6 +16,8 @@ export const ErrorKind = {
   unsupportedMediaType: { code: 14, status: 415 },
   rangeNotSatisfiable: { code: 15, status: 416 },
   tooManyRequests: { code: 16, status: 429 },
+  headersTooLarge: { code: 17, status: 431 },
+  requestTimeout: { code: 18, status: 408 },
   internal: { code: 20, status: 500 },
   notImplemented: { code: 21, status: 501 },
   unavailable: { code: 22, status: 503 },
@@ -29,6 +31,8 @@ export class GAException extends Error {
   readonly code: number;
   /** Extra top-level fields some replies carry beside the error (AnnouncePeerResponse's success). */
   readonly extra?: Readonly<Record<string, boolean | string | number>>;
+  /** Seconds after which trying again may succeed (`Retry-After`), for 429 and 503. */
+  retryAfterSeconds?: number;
 
   constructor(kind: ErrorKindName, message: string, extra?: Record<string, boolean | string | number>) {
     super(message);
@@ -39,9 +43,18 @@ export class GAException extends Error {
     this.extra = extra;
   }
 
+  /** An error that passes: the reply says when to try again. */
+  static retryLater(kind: ErrorKindName, message: string, seconds: number): GAException {
+    const error = new GAException(kind, message);
+    error.retryAfterSeconds = seconds;
+    return error;
+  }
+
   /** The same error with extra top-level fields in its reply. */
   with(extra: Record<string, boolean | string | number>): GAException {
-    return new GAException(this.kind, this.message, { ...this.extra, ...extra });
+    const error = new GAException(this.kind, this.message, { ...this.extra, ...extra });
+    error.retryAfterSeconds = this.retryAfterSeconds;
+    return error;
   }
 }
 

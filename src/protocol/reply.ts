@@ -46,7 +46,9 @@ export type Reply =
   | { kind: 'page'; response: SearchResponseDesc; page: SearchPage<object> }
   | { kind: 'stream'; write(sink: JsonSink, form: NamingForm): Promise<void> }
   /** A reply whose JSON is assembled from pieces of bytes, some taken as they are from a file. */
-  | { kind: 'bytes'; chunks(form: NamingForm): Uint8Array[] };
+  | { kind: 'bytes'; chunks(form: NamingForm): Uint8Array[] }
+  /** A fixed document of any type (the web page, API docs), written as it is in either naming form. */
+  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string };
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
 

@@ -43,6 +43,9 @@ export interface MessageDesc {
 
 export const snakeName = (camel: string) => camel.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 
+/** Every description made by message(), by name: the API document finds a route's response here. */
+export const messageCatalogue = new Map<string, MessageDesc>();
+
 export function message(name: string, spec: Record<string, FieldType | FieldSpec>): MessageDesc {
   const fields: Field[] = [];
   const byWireName = new Map<string, { field: Field; form: NamingForm | 'both' }>();
@@ -63,7 +66,9 @@ export function message(name: string, spec: Record<string, FieldType | FieldSpec
       byWireName.set(snake, { field, form: 'snake' });
     }
   }
-  return { name, fields, byWireName };
+  const desc = { name, fields, byWireName };
+  if (!messageCatalogue.has(name)) messageCatalogue.set(name, desc);
+  return desc;
 }
 
 // Field type constructors, so descriptions read like the schema tables.

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { sql, type Kysely, type TableMetadata } from 'kysely';
 import { UserError } from '../user-error.js';
 import { insertRows } from './bulk.js';
-import { MIGRATIONS_TABLE } from './migrations.js';
+import { MIGRATIONS_TABLE, type Migration } from './migrations.js';
 import { isPostgresUrl, migrateRegistry, openRegistry, type Registry } from './registry.js';
 
 export interface CopiedTable {
@@ -98,17 +98,18 @@ const sameSqliteFile = (a: string, b: string) => !isPostgresUrl(a) && !isPostgre
 export async function copyRegistry(
   sourceLocation: string,
   targetLocation: string,
+  migrations: Migration[],
   progress?: (table: string, rows: number) => void,
 ): Promise<CopiedTable[]> {
   if (sourceLocation === targetLocation || sameSqliteFile(sourceLocation, targetLocation)) {
     throw new UserError('the source and the target are the same registry');
   }
-  const source = await openRegistry(sourceLocation);
+  const source = await openRegistry(sourceLocation, migrations);
   const createdFile = !isPostgresUrl(targetLocation) && !fs.existsSync(targetLocation);
   let target: Registry | undefined;
   let done = false;
   try {
-    target = (await migrateRegistry(targetLocation)).registry;
+    target = (await migrateRegistry(targetLocation, migrations)).registry;
     const tables = await tablesInDependencyOrder(source);
     // Read before the transaction: on SQLite the transaction holds the one connection.
     const targetTables = new Map((await tablesOf(target)).map((t) => [t.name, t]));

@@ -9,7 +9,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { allMigrations } from '../areas/index.js';
 import { UserError } from '../user-error.js';
 import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration } from './migrations.js';
 import type { Database } from './schema.js';
@@ -77,33 +76,38 @@ function connect(location: string, create: boolean): Registry {
   return { db, dialect: 'sqlite', location, sqlite, close: () => db.destroy() };
 }
 
-async function pendingOf(registry: Registry): Promise<Migration[] | undefined> {
+async function pendingOf(registry: Registry, migrations: Migration[]): Promise<Migration[] | undefined> {
   const applied = await appliedVersions(registry.db);
-  return applied && pendingMigrations(allMigrations(), applied);
+  return applied && pendingMigrations(migrations, applied);
 }
 
+/*
+ * Every function that opens a registry takes the schema's migrations: the composition roots (the
+ * server assembly and the CLI) gather them from the areas, so that the registry knows no area.
+ */
+
 /** Creates the registry, or brings an existing one up to date; returns it open, with what was applied. */
-export async function migrateRegistry(location: string): Promise<{ registry: Registry; applied: Migration[] }> {
+export async function migrateRegistry(location: string, migrations: Migration[]): Promise<{ registry: Registry; applied: Migration[] }> {
   const registry = connect(location, true);
   try {
-    return { registry, applied: await migrate(registry.db, allMigrations(), registry.dialect) };
+    return { registry, applied: await migrate(registry.db, migrations, registry.dialect) };
   } catch (e) {
     await registry.close();
     throw new UserError(`cannot initialise registry ${location}: ${(e as Error).message}`);
   }
 }
 
-export async function initRegistry(location: string): Promise<Registry> {
-  return (await migrateRegistry(location)).registry;
+export async function initRegistry(location: string, migrations: Migration[]): Promise<Registry> {
+  return (await migrateRegistry(location, migrations)).registry;
 }
 
 /** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */
-export async function openRegistry(location: string): Promise<Registry> {
+export async function openRegistry(location: string, migrations: Migration[]): Promise<Registry> {
   const registry = connect(location, false);
   let pending: Migration[] | undefined;
   try {
     await sql`select 1`.execute(registry.db); // connection problems are reported as such, not as "not a registry"
-    pending = await pendingOf(registry);
+    pending = await pendingOf(registry, migrations);
   } catch (e) {
     await registry.close();
     throw new UserError(`cannot open registry ${location}: ${(e as Error).message}`);
@@ -122,8 +126,8 @@ export async function openRegistry(location: string): Promise<Registry> {
 }
 
 /** Runs `fn` with an open registry and closes it afterwards, whatever happens. */
-export async function withRegistry<T>(location: string, fn: (registry: Registry) => Promise<T>): Promise<T> {
-  const registry = await openRegistry(location);
+export async function withRegistry<T>(location: string, migrations: Migration[], fn: (registry: Registry) => Promise<T>): Promise<T> {
+  const registry = await openRegistry(location, migrations);
   try {
     return await fn(registry);
   } finally {

@@ -1,10 +1,9 @@
-/** The registry's tables, as Kysely sees them: each area declares its own. */
-import type { DatasetTables } from '../areas/datasets/store.js';
-import type { OntologyTables } from '../areas/ontologies/store.js';
-import type { PeerTables } from '../areas/peers/store.js';
-import type { PhenotypeTables } from '../areas/phenotypes/store.js';
-import type { ReferenceTables } from '../areas/references/store.js';
-import type { RnaTables } from '../areas/rna/store.js';
-import type { VariantTables } from '../areas/variants/store.js';
-
-export interface Database extends DatasetTables, ReferenceTables, RnaTables, PeerTables, VariantTables, OntologyTables, PhenotypeTables {}
+/**
+ * The registry's tables, as Kysely sees them. Empty here, because the registry knows no area: each
+ * area adds its own tables from its store, by declaration merging:
+ *
+ *   declare module '../../registry/schema.js' {
+ *     interface Database extends VariantTables {}
+ *   }
+ */
+export interface Database {}

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
-import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { Dataset, SearchDatasetsRequest, SearchDatasetsResponse } from './messages.js';
 import { datasetService } from './service.js';
 import { addDataset, listDatasets, datasetMigrations, removeDataset } from './store.js';
@@ -28,7 +27,7 @@ export const datasetsArea: Area = {
     ];
   },
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-dataset')
       .description('register a dataset, the container of variant sets and RNA quantification sets')

@@ -12,6 +12,11 @@ export interface DatasetTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends DatasetTables {}
+}
+
 export const datasetMigrations: Migration[] = [
   {
     version: 1,

@@ -6,8 +6,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { readOboTerms } from './obo.js';
 import { addOntology, listOntologies, ontologyMigrations, removeOntology } from './store.js';
 
@@ -23,7 +22,7 @@ export const ontologiesArea: Area = {
 
   routes: () => [],
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-ontology')
       .description('load an OBO ontology (such as the Sequence Ontology) for feature types and annotation effects')

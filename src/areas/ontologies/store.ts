@@ -32,6 +32,11 @@ export interface OntologyTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends OntologyTables {}
+}
+
 export const ontologyMigrations: Migration[] = [
   {
     version: 12,

@@ -7,11 +7,10 @@ import { Option, type Command } from 'commander';
 import { action, formatTable, integerAtLeast, say } from '../../cli/output.js';
 import type { GAException } from '../../protocol/errors.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
-import { withRegistry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { scheduleAnnouncements } from './announce-to.js';
-import { AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
+import { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
 import {
   attributesFromJson,
   defaultPeerSettings,
@@ -79,6 +78,8 @@ export const peersArea: Area = {
         method: 'POST' as const,
         path,
         handle: announce,
+        documentedRequest: AnnouncePeerRequest,
+        errorFields: AnnouncePeerResponse,
         onBadBody: (error: GAException, remote: Remote) => service.refuseUnreadable(error, remote),
       })),
     ];
@@ -101,7 +102,7 @@ export const peersArea: Area = {
       .option('--announce-to <urls...>', 'announce --public-url to these servers at start-up');
   },
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-peer')
       .description('add a peer to the list (or replace the attributes of a listed one)')

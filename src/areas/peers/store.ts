@@ -30,6 +30,11 @@ export interface PeerTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends PeerTables {}
+}
+
 export const peerMigrations: Migration[] = [
   {
     version: 5,

@@ -5,8 +5,7 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply } from '../../protocol/reply.js';
-import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { loadPhenotypeSet } from './loader.js';
 import {
   SearchGenotypePhenotypeRequest,
@@ -49,7 +48,7 @@ export const phenotypesArea: Area = {
     ];
   },
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-phenotypeassociationset')
       .description('load genotype-phenotype associations from a Monarch/CGD Turtle file (or a folder of them) into a dataset')

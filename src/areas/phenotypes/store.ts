@@ -68,6 +68,11 @@ export interface PhenotypeTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends PhenotypeTables {}
+}
+
 export const phenotypeMigrations: Migration[] = [
   {
     version: 50,

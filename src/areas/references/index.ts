@@ -3,8 +3,7 @@ import { action, commaList, say } from '../../cli/output.js';
 import { GAException } from '../../protocol/errors.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
-import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { loadReferenceSet, type ReferenceSetOptions } from './loader.js';
 import {
   ListReferenceBasesQuery,
@@ -99,7 +98,7 @@ export const referencesArea: Area = {
     ];
   },
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-referenceset')
       .description('register a FASTA file (plain with .fai, or bgzipped with .fai and .gzi) as a reference set')

@@ -36,6 +36,11 @@ export interface ReferenceTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends ReferenceTables {}
+}
+
 export const referenceMigrations: Migration[] = [
   {
     version: 2,

@@ -1,9 +1,8 @@
 import { Option, type Command } from 'commander';
 import { action, commaList, progressReporter, say } from '../../cli/output.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
-import { withRegistry } from '../../registry/registry.js';
 import { requireDataset } from '../datasets/store.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { FORMATS } from './formats.js';
 import { loadQuantification, type QuantificationOptions } from './loader.js';
 import {
@@ -72,7 +71,7 @@ export const rnaArea: Area = {
     ];
   },
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-rnaquantificationset')
       .description('register an RNA quantification set, the container of quantifications, in a dataset')

@@ -59,6 +59,11 @@ export interface RnaTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends RnaTables {}
+}
+
 export const rnaMigrations: Migration[] = [
   {
     version: 4,

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
-import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, CommandContext } from '../area.js';
 import { loadVariantSet, type VariantSetOptions } from './loader.js';
 import {
   CallSet,
@@ -62,7 +61,7 @@ export const variantsArea: Area = {
     ];
   },
 
-  commands(repo: Command) {
+  commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-variantset')
       .description('register bgzipped, indexed VCF files (or folders of them) as one variant set of a dataset')

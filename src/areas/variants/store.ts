@@ -37,6 +37,11 @@ export interface VariantTables {
   };
 }
 
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends VariantTables {}
+}
+
 const setKey = ['dataset_name', 'variant_set_name'] as const;
 
 export const variantMigrations: Migration[] = [

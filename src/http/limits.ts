@@ -1,0 +1,201 @@
+/**
+ * What keeps one client, or many, from taking the server down: a bound on the nesting of request
+ * bodies, JSON answers for the requests Node's parser refuses, a cap on open connections, a
+ * per-address rate limit and a cap on large responses written at once. Each limit is a `serve`
+ * option (src/config.ts, README "Serving").
+ */
+import type http from 'node:http';
+import type { Socket } from 'node:net';
+import { GAException } from '../protocol/errors.js';
+import { writeError, type JsonSink } from '../protocol/reply.js';
+import type { NamingForm } from '../protocol/schema.js';
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `limit`: read before JSON.parse, so that no
+ * body under the size limit reaches the recursive request reader deep enough to exhaust the stack.
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > limit) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  503: 'Service Unavailable',
+};
+
+/** A whole HTTP/1.1 error response as bytes, for sockets no ServerResponse is left to write on; the connection closes after it. */
+export function rawErrorResponse(error: GAException, form: NamingForm, extraHeaders: Record<string, string> = {}): string {
+  const body = writeError(error, form);
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    ...(error.retryAfterSeconds !== undefined ? { 'Retry-After': String(error.retryAfterSeconds) } : {}),
+    ...extraHeaders,
+    Connection: 'close',
+  };
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  return `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? 'Error'}\r\n${head}\r\n${body}`;
+}
+
+/** The error for a request Node's HTTP parser refused (its `clientError`), or undefined when nothing should be written. */
+export function clientErrorOf(err: NodeJS.ErrnoException & { reason?: string }, maxHeaderBytes: number): GAException | undefined {
+  switch (err.code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return undefined;
+    case 'HPE_HEADER_OVERFLOW':
+      return new GAException('headersTooLarge', `the request line and headers are larger than the limit of ${maxHeaderBytes} bytes`);
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new GAException('requestTimeout', 'the request was not received in time');
+    default: {
+      // llhttp's reasons name what was wrong: "Transfer-Encoding can't be present with Content-Length", "Invalid character in chunk size".
+      const reason = (err.reason ?? err.message ?? '').replace(/^Parse Error: /, '');
+      return new GAException('invalidRequest', `malformed HTTP request${reason ? `: ${reason}` : ''}`);
+    }
+  }
+}
+
+/**
+ * Answers the requests Node's parser refuses (malformed request line or header, a bad chunk, headers
+ * over the limit, a request that took too long) with the JSON error body, where the socket still
+ * allows it: not when it is gone, nor when a response is being written on it.
+ */
+export function answerClientErrors(server: http.Server, form: NamingForm, maxHeaderBytes: number): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const error = clientErrorOf(err, maxHeaderBytes);
+    const busy = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    if (!error || !socket.writable || (busy && busy.headersSent)) {
+      socket.destroy();
+      return;
+    }
+    socket.end(rawErrorResponse(error, form));
+  });
+}
+
+/**
+ * Caps the connections open at once: one over the cap is answered `503` with Retry-After and closed
+ * before it can send a request, so that the server's file descriptors and memory stay bounded.
+ */
+export function capConnections(server: http.Server, maxConnections: number, form: NamingForm): void {
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    open++;
+    socket.once('close', () => open--);
+    if (open <= maxConnections) return;
+    const error = GAException.retryLater('unavailable', `the server has ${maxConnections} connections open, its limit; try again shortly`, 1);
+    socket.end(rawErrorResponse(error, form));
+  });
+}
+
+/**
+ * Requests per client address: a token bucket each, refilled at `perWindow` tokens per `windowMs` and
+ * holding at most `burst`. The table is bounded by dropping buckets that have refilled completely,
+ * which hold no information.
+ */
+export class TokenBuckets {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perWindow: number,
+    private readonly windowMs: number,
+    private readonly burst = perWindow,
+    private readonly maxTracked = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private level(bucket: { tokens: number; at: number } | undefined, now: number): number {
+    return bucket ? Math.min(this.burst, bucket.tokens + ((now - bucket.at) * this.perWindow) / this.windowMs) : this.burst;
+  }
+
+  /** Takes one token for this address; false when it has none left. */
+  take(address: string): boolean {
+    const now = this.now();
+    const bucket = this.buckets.get(address);
+    const tokens = this.level(bucket, now);
+    if (tokens < 1) {
+      this.buckets.set(address, { tokens, at: now });
+      return false;
+    }
+    if (!bucket && this.buckets.size >= this.maxTracked) this.sweep(now);
+    this.buckets.set(address, { tokens: tokens - 1, at: now });
+    return true;
+  }
+
+  /** Seconds until this address has a token again (at least 1). */
+  secondsUntilNext(address: string): number {
+    const missing = 1 - this.level(this.buckets.get(address), this.now());
+    return Math.max(1, Math.ceil((missing * this.windowMs) / this.perWindow / 1000));
+  }
+
+  private sweep(now: number): void {
+    for (const [address, b] of this.buckets) if (this.level(b, now) >= this.burst) this.buckets.delete(address);
+    // Still full of active senders: forget the oldest, which at worst lets one of them send a little more.
+    while (this.buckets.size >= this.maxTracked) this.buckets.delete(this.buckets.keys().next().value!);
+  }
+}
+
+/**
+ * Large (streamed) responses being written at once. Beyond the cap a request is refused with `503`
+ * and Retry-After rather than queued: every client then waits less, and a busy server says so.
+ */
+export class StreamSlots {
+  private used = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** Takes a slot (returning its release, to call once) or throws the 503. */
+  take(): () => void {
+    if (this.used >= this.max) {
+      throw GAException.retryLater(
+        'unavailable',
+        `the server is writing ${this.max} large responses, its limit; try again shortly`,
+        1,
+      );
+    }
+    this.used++;
+    let released = false;
+    return () => {
+      if (!released) {
+        released = true;
+        this.used--;
+      }
+    };
+  }
+}
+
+/**
+ * A sink that hands control back to the event loop between pieces once `sliceMs` of synchronous work
+ * has passed, so that one large response cannot hold up the requests of other connections.
+ */
+export function yieldingSink(sink: JsonSink, sliceMs: number): JsonSink {
+  let sliceStart = performance.now();
+  return {
+    write(chunk) {
+      const waited = sink.write(chunk);
+      if (waited) return waited.then(() => void (sliceStart = performance.now()));
+      if (performance.now() - sliceStart < sliceMs) return;
+      return new Promise<void>((resolve) =>
+        setImmediate(() => {
+          sliceStart = performance.now();
+          resolve();
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/** The layering of DESIGN.md, read from the import statements of the source files themselves. */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT } from './helpers.js';
+
+const SRC = path.join(ROOT, 'src');
+
+/** Every relative module a file imports or re-exports (type-only imports included), resolved to a path under src/. */
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const found: string[] = [];
+  const pattern = /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+  for (const m of text.matchAll(pattern)) {
+    const specifier = m[1] ?? m[2];
+    if (!specifier.startsWith('.')) continue;
+    found.push(path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'));
+  }
+  return found;
+}
+
+const filesUnder = (dir: string): string[] =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? filesUnder(full) : full.endsWith('.ts') ? [full] : [];
+  });
+
+describe('layers', () => {
+  it('the registry imports nothing from the areas: the composition roots hand it their migrations', () => {
+    const areas = path.join(SRC, 'areas') + path.sep;
+    const offending = filesUnder(path.join(SRC, 'registry')).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(areas))
+        .map((target) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, target)}`),
+    );
+    assert.deepEqual(offending, []);
+  });
+
+  it('the reader of imports sees the imports it is meant to see', () => {
+    // Guards the test above against a pattern that matches nothing.
+    const app = importsOf(path.join(SRC, 'app.ts')).map((f) => path.relative(SRC, f));
+    assert.ok(app.includes(path.join('areas', 'index.ts')) && app.includes(path.join('registry', 'registry.ts')), app.join(', '));
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Hostile and broken input at the HTTP layer, spoken over raw sockets: nesting depth, requests Node's
+ * parser refuses, clients that go away, and the limits of `serve`.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { newRegistry, startServeProcess, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { connect, rawExchange, rawPost, type RawResponse } from './raw-http.js';
+
+let server: TestServer;
+let registryFile: string;
+
+before(async () => {
+  registryFile = (await newRegistry(tempDir())).location;
+  server = await startTestServer(registryFile);
+});
+
+function assertJsonError(res: RawResponse, status: number, message?: RegExp) {
+  assert.equal(res.status, status, res.body);
+  assert.match(res.headers['content-type'] ?? '', /^application\/json; charset=utf-8/);
+  assert.deepEqual(Object.keys(res.json ?? {}).sort(), ['errorCode', 'message'], res.body);
+  if (message) assert.match(res.json.message, message);
+}
+
+/** Attributes as JSON text, `levels` deep: each AttributeValue holding Attributes holding one more. */
+function nestedAttributes(levels: number): string {
+  const open = '{"attributes":{"attr":{"k":{"values":[';
+  const close = ']}}}}';
+  return '{"attr":{"k":{"values":[' + open.repeat(levels) + '{"stringValue":"leaf"}' + close.repeat(levels) + ']}}}';
+}
+
+/** `depth` levels of JSON objects around an unknown field of a search request. */
+const nestedRequest = (depth: number) => '{"nope":'.repeat(depth - 1) + '{"x":1}' + '}'.repeat(depth - 1);
+
+describe('nesting depth', () => {
+  it('answers 400 naming the limit for 1,000 levels of peer.attributes, a body under the size limit', async () => {
+    const body = `{"peer":{"url":"https://peer.example","attributes":${nestedAttributes(1000)}}}`;
+    assert.ok(body.length > 40_000 && body.length < 1024 * 1024, `${body.length} bytes`);
+    for (const path of ['/peers/announce', '/datasets/search']) {
+      const res = await rawExchange(server.url, rawPost(path, body));
+      assert.equal(res.status, 400, res.body);
+      assert.match(res.json.message, /deeper than the limit of 64 levels/);
+    }
+  });
+
+  it('answers 400, not 500, for the deepest body the size limit allows', async () => {
+    const depth = 500_000; // 1 MB of brackets
+    const res = await rawExchange(server.url, rawPost('/datasets/search', '{"a":' + '['.repeat(depth) + ']'.repeat(depth) + '}'));
+    assertJsonError(res, 400, /deeper than the limit/);
+  });
+
+  it('reads brackets inside strings as text, and accepts nesting up to the limit', async () => {
+    const quoted = JSON.stringify({ pageToken: '['.repeat(200) });
+    assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', quoted)), 400, /'pageToken'/);
+    assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', nestedRequest(64))), 400, /unknown field 'nope'/);
+    assertJsonError(await rawExchange(server.url, rawPost('/datasets/search', nestedRequest(65))), 400, /deeper than the limit of 64/);
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  const cases: Array<[string, string, number, RegExp]> = [
+    ['no Host header', 'GET /info HTTP/1.1\r\n\r\n', 400, /Host header/],
+    ['a malformed request line', 'GET /info HTTP/1.1 extra\r\nHost: x\r\n\r\n', 400, /malformed HTTP request/],
+    ['a malformed header', 'GET /info HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, /malformed HTTP request/],
+    [
+      'Content-Length with Transfer-Encoding',
+      'POST /datasets/search HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      400,
+      /Transfer-Encoding can't be present with Content-Length/,
+    ],
+    ['a bad chunk', 'POST /datasets/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400, /malformed HTTP request: .*chunk/],
+    ['headers over 16 KB', `GET /info HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, /limit of 16384 bytes/],
+    ['a URL over 16 KB', `GET /info?${'q'.repeat(17 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, /limit of 16384 bytes/],
+  ];
+  for (const [what, request, status, message] of cases) {
+    it(`answers ${what} with ${status} and a JSON error body`, async () => {
+      assertJsonError(await rawExchange(server.url, request), status, message);
+    });
+  }
+
+  it('keeps answering on a kept-alive connection after the refused request was answered', async () => {
+    // The refused request closes its connection; the server itself goes on.
+    assert.equal((await rawExchange(server.url, 'GET /info HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+  });
+});
+
+describe('clients that go away', () => {
+  it('are not logged as internal errors, and never with a stack', async () => {
+    const served = await startServeProcess(registryFile, '--access-log');
+    for (let i = 0; i < 5; i++) {
+      const socket = await connect(served.url);
+      // Announces 1000 bytes of body, sends 10, and hangs up.
+      socket.write('POST /datasets/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"pageSize"');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+    }
+    // A request after them is answered and logged, so the log has caught up with the aborted ones.
+    assert.equal((await rawExchange(served.url, 'GET /info HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const log = served.stderr();
+    assert.match(log, /GET \/info 200/);
+    assert.doesNotMatch(log, /internal error/);
+    assert.doesNotMatch(log, /^\s+at /m);
+    assert.equal(log.match(/client went away/g)?.length, 5, log);
+  });
+});
