@@ -127,10 +127,11 @@ export async function currentDocument(): Promise<Schema> {
   const { startServer } = await import('../src/app.js');
   const { defaultServerConfig } = await import('../src/config.js');
   const { initRegistry } = await import('../src/registry/registry.js');
+  const { allMigrations } = await import('../src/areas/index.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ga4gh-client-'));
   try {
     const location = path.join(dir, 'registry.sqlite');
-    await (await initRegistry(location)).close();
+    await (await initRegistry(location, allMigrations())).close();
     const server = await startServer(location, { ...defaultServerConfig(), port: 0 });
     try {
       return (await (await fetch(server.url + '/openapi.json')).json()) as Schema;
