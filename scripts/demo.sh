@@ -71,6 +71,10 @@ ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/quant.sf" --
 ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/sample1.isoforms.results" --name rsem-isoforms \
   --units FPKM --biosample-id HG00096
 
+# Genotype-phenotype associations (phenotypes area): the Clinical Genomics Database test file, read
+# with the Sequence Ontology (loaded above) so that feature types are labelled.
+ga4gh repo add-phenotypeassociationset "$REGISTRY" demo "$D/datasets/dataset1/phenotypes/cgd" --ontology so-xp-simple
+
 # Peers (peer area): one example entry in the peer list, as an operator would add a known server.
 # The demo serves with the default policy (verify): announced peers join once their GET /info answers.
 ga4gh repo add-peer "$REGISTRY" https://ga4gh.example.org --attributes '{"note": "example entry added by scripts/demo.sh"}'

@@ -8,11 +8,23 @@ import { datasetsArea } from './datasets/index.js';
 import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
 import { peersArea } from './peers/index.js';
+import { phenotypesArea } from './phenotypes/index.js';
 import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
 
-export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea, biometadataArea, annotationsArea];
+export const areas: Area[] = [
+  infoArea,
+  datasetsArea,
+  referencesArea,
+  variantsArea,
+  peersArea,
+  rnaArea,
+  ontologiesArea,
+  biometadataArea,
+  annotationsArea,
+  phenotypesArea,
+];
 
 /** Every area's migrations, in version order: the composition roots hand them to the registry. */
 export function allMigrations(): Migration[] {

@@ -512,6 +512,92 @@ export interface AnalysisResult {
   score?: number;
 }
 
+export interface SearchPhenotypeAssociationSetsRequest {
+  datasetId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchPhenotypeAssociationSetsResponse {
+  phenotypeAssociationSets: PhenotypeAssociationSet[];
+  nextPageToken?: string;
+}
+
+export interface PhenotypeAssociationSet {
+  id?: string;
+  name?: string;
+  datasetId?: string;
+  info?: Record<string, unknown>;
+}
+
+export interface SearchPhenotypesRequest {
+  phenotypeAssociationSetId?: string;
+  id?: string;
+  description?: string;
+  type?: OntologyTerm;
+  qualifiers?: OntologyTerm[];
+  ageOfOnset?: OntologyTerm;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchPhenotypesResponse {
+  phenotypes: PhenotypeInstance[];
+  nextPageToken?: string;
+}
+
+export interface PhenotypeInstance {
+  id?: string;
+  type?: OntologyTerm;
+  qualifier?: OntologyTerm[];
+  ageOfOnset?: OntologyTerm;
+  description?: string;
+  info?: Record<string, unknown>;
+}
+
+export interface SearchGenotypePhenotypeRequest {
+  phenotypeAssociationSetId?: string;
+  featureIds?: string[];
+  phenotypeIds?: string[];
+  evidence?: EvidenceQuery[];
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface EvidenceQuery {
+  evidenceType?: OntologyTerm;
+  description?: string;
+  externalIdentifiers?: ExternalIdentifier[];
+}
+
+export interface SearchGenotypePhenotypeResponse {
+  associations: FeaturePhenotypeAssociation[];
+  nextPageToken?: string;
+}
+
+export interface FeaturePhenotypeAssociation {
+  id?: string;
+  phenotypeAssociationSetId?: string;
+  featureIds?: string[];
+  evidence?: Evidence[];
+  phenotype?: PhenotypeInstance;
+  description?: string;
+  environmentalContexts?: EnvironmentalContext[];
+  info?: Record<string, unknown>;
+}
+
+export interface Evidence {
+  evidenceType?: OntologyTerm;
+  description?: string;
+  info?: Record<string, unknown>;
+}
+
+export interface EnvironmentalContext {
+  id?: string;
+  environmentType?: OntologyTerm;
+  description?: string;
+}
+
 /** One method per endpoint of the server; searches return Paged (iterate with `for await`). */
 export class Ga4ghClient extends ClientCore {
   /** Get info (`GET /info`) */
@@ -633,5 +719,17 @@ export class Ga4ghClient extends ClientCore {
   /** Search variant annotations (`POST /variantannotations/search`) */
   searchVariantAnnotations(request: SearchVariantAnnotationsRequest): Paged<VariantAnnotation, SearchVariantAnnotationsResponse> {
     return this.paged({ method: 'POST', path: '/variantannotations/search' }, request, 'variantAnnotations');
+  }
+  /** Search phenotype association sets (`POST /phenotypeassociationsets/search`) */
+  searchPhenotypeAssociationSets(request: SearchPhenotypeAssociationSetsRequest = {}): Paged<PhenotypeAssociationSet, SearchPhenotypeAssociationSetsResponse> {
+    return this.paged({ method: 'POST', path: '/phenotypeassociationsets/search' }, request, 'phenotypeAssociationSets');
+  }
+  /** Search phenotypes (`POST /phenotypes/search`) */
+  searchPhenotypes(request: SearchPhenotypesRequest = {}): Paged<PhenotypeInstance, SearchPhenotypesResponse> {
+    return this.paged({ method: 'POST', path: '/phenotypes/search' }, request, 'phenotypes');
+  }
+  /** Search genotype phenotype (`POST /featurephenotypeassociations/search`) */
+  searchGenotypePhenotype(request: SearchGenotypePhenotypeRequest = {}): Paged<FeaturePhenotypeAssociation, SearchGenotypePhenotypeResponse> {
+    return this.paged({ method: 'POST', path: '/featurephenotypeassociations/search' }, request, 'associations');
   }
 }

@@ -22,6 +22,8 @@ export type FieldType =
 export interface FieldSpec {
   type: FieldType;
   required?: boolean;
+  /** The one name the field has in both forms, when the .proto spells it so (EvidenceQuery.evidenceType). */
+  wireNames?: [string];
 }
 
 interface Field {
@@ -48,8 +50,8 @@ export function message(name: string, spec: Record<string, FieldType | FieldSpec
   const fields: Field[] = [];
   const byWireName = new Map<string, { field: Field; form: NamingForm | 'both' }>();
   for (const [camel, s] of Object.entries(spec)) {
-    const { type, required = false } = 'kind' in s ? { type: s } : s;
-    const snake = snakeName(camel);
+    const { type, required = false, wireNames } = 'kind' in s ? { type: s, wireNames: undefined } : s;
+    const snake = wireNames ? wireNames[0] : snakeName(camel);
     const field: Field = {
       camel,
       snake,

@@ -1,0 +1,261 @@
+/**
+ * Phenotype association sets, phenotypes and feature-phenotype associations: searches as typed pages.
+ * Rows are read from the registry in id order, in batches; criteria the database cannot test cheaply
+ * (patterns, ontology terms with their subclasses) are tested here on each row, and a page ends once
+ * it holds pageSize records (plus one, to know whether more follow).
+ */
+import { GAException, notFound } from '../../protocol/errors.js';
+import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
+import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { RegistryCache } from '../../registry/cache.js';
+import type { Registry } from '../../registry/registry.js';
+import { datasetId, datasetNameOf } from '../datasets/service.js';
+import type { Ontology } from '../ontologies/ontology.js';
+import { readOntology } from '../ontologies/store.js';
+import type {
+  AssociationsQuery,
+  EvidenceQueryValue,
+  FeaturePhenotypeAssociationRecord,
+  PhenotypeAssociationSetRecord,
+  PhenotypeInstanceRecord,
+  PhenotypesQuery,
+  Term,
+} from './messages.js';
+import { PatternError, SafePattern } from './pattern.js';
+import {
+  getPhenotypeSet,
+  listAssociations,
+  listPhenotypes,
+  listPhenotypeSets,
+  setOntologies,
+  termsLabelled,
+  type AssociationRow,
+  type PhenotypeAssociationSetRow,
+  type PhenotypeRow,
+} from './store.js';
+import { Curies } from './terms.js';
+
+export const phenotypeSetId = (datasetName: string, name: string) =>
+  encodeId([datasetName, IdKinds.phenotypeAssociationSet.tag, name]);
+
+/** The most ids one association search may list per field. */
+export const MAX_IDS = 1000;
+/** Rows read per registry query while filtering. */
+const BATCH = 500;
+
+export function toPhenotypeSetRecord(row: PhenotypeAssociationSetRow): PhenotypeAssociationSetRecord {
+  return {
+    id: phenotypeSetId(row.dataset_name, row.name),
+    name: row.name,
+    datasetId: datasetId(row.dataset_name),
+    info: row.version !== null ? { version: [row.version] } : undefined,
+  };
+}
+
+interface SetContext {
+  row: PhenotypeAssociationSetRow;
+  curies: Curies;
+  ontologies: Ontology[];
+}
+
+type SetPosition = [string, string];
+const isSetPosition = (p: unknown): p is SetPosition => Array.isArray(p) && p.length === 2 && p.every(isString);
+
+function patternOf(source: string | undefined, field: string): SafePattern | undefined {
+  if (source === undefined || source === '') return undefined;
+  try {
+    return new SafePattern(source);
+  } catch (e) {
+    if (e instanceof PatternError) throw new GAException('invalidRequest', `field '${field}' is not a supported pattern: ${e.message}`);
+    throw e;
+  }
+}
+
+const given = (term: Term | undefined): term is Term => term !== undefined && Boolean(term.termId || term.term);
+
+/**
+ * Reads rows in id order after `after`, keeping those `keep` accepts, until pageSize + 1 are kept or
+ * the rows run out (each batch is its own query, so a long scan never holds the event loop).
+ */
+async function scan<Row extends { id: string }>(
+  fetch: (after: string | undefined, limit: number) => Promise<Row[]>,
+  keep: ((row: Row) => boolean) | undefined,
+  pageSize: number,
+  after: string | undefined,
+): Promise<Row[]> {
+  const wanted = pageSize + 1;
+  if (!keep) return fetch(after, wanted);
+  const kept: Row[] = [];
+  const batch = Math.max(wanted, BATCH);
+  let cursor = after;
+  for (;;) {
+    const rows = await fetch(cursor, batch);
+    for (const row of rows) {
+      if (keep(row)) {
+        kept.push(row);
+        if (kept.length === wanted) return kept;
+      }
+    }
+    if (rows.length < batch) return kept;
+    cursor = rows[rows.length - 1].id;
+  }
+}
+
+export function phenotypeService(registry: Registry, limits: PagingLimits, cacheMs: number) {
+  const contexts = new RegistryCache<SetContext>(cacheMs, 1000);
+  const ontologies = new RegistryCache<Ontology>(cacheMs, 50);
+
+  async function setNamed(id: string | undefined): Promise<SetContext> {
+    if (id === undefined) {
+      throw new GAException('notFound', "field 'phenotypeAssociationSetId' is required: no phenotype association set named");
+    }
+    const [datasetName, , name] = decodeId(id, IdKinds.phenotypeAssociationSet);
+    const context = await contexts.get(`${datasetName}\u0000${name}`, async () => {
+      const row = await getPhenotypeSet(registry, datasetName, name);
+      if (!row) return undefined;
+      const names = await setOntologies(registry, datasetName, name);
+      const loaded: Ontology[] = [];
+      for (const n of names) {
+        const o = await ontologies.get(n, () => readOntology(registry, n));
+        if (o) loaded.push(o);
+      }
+      return { row, curies: new Curies(JSON.parse(row.prefixes) as Record<string, string>), ontologies: loaded };
+    });
+    if (!context) throw notFound('phenotype association set', id);
+    return context;
+  }
+
+  /**
+   * The term ids a query term stands for: its id (or the terms its label names, in the set's Turtle or
+   * its ontologies) with every subclass the set's ontologies know. Empty when nothing is known by it.
+   */
+  async function termsOf(context: SetContext, term: Term): Promise<Set<string>> {
+    const { row, curies } = context;
+    const ids: string[] = [];
+    if (term.termId) ids.push(curies.normalize(term.termId));
+    else if (term.term) {
+      ids.push(...(await termsLabelled(registry, row.dataset_name, row.name, term.term)));
+      for (const o of context.ontologies) {
+        const found = o.termByName(term.term);
+        if (found) ids.push(found.id);
+      }
+      if (ids.length === 0 && term.term.includes(':')) ids.push(curies.normalize(term.term));
+    }
+    const all = new Set<string>();
+    for (const id of ids) {
+      all.add(id);
+      for (const o of context.ontologies) if (o.term(id)) for (const sub of o.withSubclasses(id)) all.add(sub);
+    }
+    return all;
+  }
+
+  async function evidenceTest(context: SetContext, query: EvidenceQueryValue, index: number) {
+    const types = given(query.evidenceType) ? await termsOf(context, query.evidenceType) : undefined;
+    const pattern = patternOf(query.description, `evidence[${index}].description`);
+    const externals = (query.externalIdentifiers ?? []).flatMap((x) => {
+      const db = x.database ?? '';
+      const id = x.identifier ?? '';
+      return db && id ? [`${db}:${id}`, db + id, context.curies.normalize(`${db}:${id}`)] : [];
+    });
+    const wantsExternal = (query.externalIdentifiers ?? []).length > 0;
+    return (record: FeaturePhenotypeAssociationRecord, externalIds: Set<string>): boolean => {
+      const evidence = record.evidence ?? [];
+      if (types && !evidence.some((e) => e.evidenceType?.termId !== undefined && types.has(e.evidenceType.termId))) return false;
+      if (pattern) {
+        const texts = [
+          ...evidence.flatMap((e) => [e.description, e.evidenceType?.term]),
+          ...(record.environmentalContexts ?? []).map((c) => c.description),
+        ];
+        if (!texts.some((t) => t !== undefined && pattern.test(t))) return false;
+      }
+      if (wantsExternal && !externals.some((x) => externalIds.has(x))) return false;
+      return true;
+    };
+  }
+
+  return {
+    async searchSets(request: { datasetId?: string } & PageQuery): Promise<SearchPage<PhenotypeAssociationSetRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('phenotypeassociationsets', request, limits, isSetPosition);
+      // Without a datasetId, the sets of every dataset.
+      const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
+      const rows = await listPhenotypeSets(registry, datasetName, after, pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, toPhenotypeSetRecord, (r): SetPosition => [r.dataset_name, r.name]);
+    },
+
+    async searchPhenotypes(request: PhenotypesQuery): Promise<SearchPage<PhenotypeInstanceRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('phenotypes', request, limits, isString);
+      const context = await setNamed(request.phenotypeAssociationSetId);
+      const pattern = patternOf(request.description, 'description');
+      const types = given(request.type) ? await termsOf(context, request.type) : undefined;
+      const onsets = given(request.ageOfOnset) ? await termsOf(context, request.ageOfOnset) : undefined;
+      const qualifierTerms = (request.qualifiers ?? []).filter(given);
+      let qualifiers: Set<string> | undefined;
+      if (qualifierTerms.length) {
+        qualifiers = new Set();
+        for (const q of qualifierTerms) for (const id of await termsOf(context, q)) qualifiers.add(id);
+      }
+      const filtered = pattern || types || onsets || qualifiers;
+      const keep = filtered
+        ? (row: PhenotypeRow) =>
+            (!pattern || (row.description !== null && pattern.test(row.description))) &&
+            (!types || (row.type_id !== null && types.has(row.type_id))) &&
+            (!onsets || (row.age_of_onset_id !== null && onsets.has(row.age_of_onset_id))) &&
+            (!qualifiers || (JSON.parse(row.qualifier_ids) as string[]).some((q) => qualifiers.has(q)))
+        : undefined;
+      const { dataset_name: datasetName, name: setName } = context.row;
+      const id = request.id !== undefined && request.id !== '' ? request.id : undefined;
+      const rows = await scan(
+        (from, limit) => listPhenotypes(registry, { datasetName, setName, id }, from, limit),
+        keep,
+        pageSize,
+        after,
+      );
+      return keysetPage(rows, pageSize, fingerprint, (r) => JSON.parse(r.record) as PhenotypeInstanceRecord, (r) => r.id);
+    },
+
+    async searchAssociations(request: AssociationsQuery): Promise<SearchPage<FeaturePhenotypeAssociationRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('featurephenotypeassociations', request, limits, isString);
+      const context = await setNamed(request.phenotypeAssociationSetId);
+      const { dataset_name: datasetName, name: setName } = context.row;
+      for (const field of ['featureIds', 'phenotypeIds', 'evidence'] as const) {
+        const n = request[field]?.length ?? 0;
+        if (n > MAX_IDS) throw new GAException('invalidRequest', `field '${field}' lists ${n} entries; at most ${MAX_IDS} per search`);
+      }
+      let featureKeys: string[] | undefined;
+      if (request.featureIds?.length) {
+        // Features of this set's own feature set; a feature of another set is associated with nothing here.
+        featureKeys = request.featureIds
+          .map((id) => decodeId(id, IdKinds.feature))
+          .filter(([ds, , featureSet]) => ds === datasetName && featureSet === setName)
+          .map(([, , , key]) => key);
+      }
+      const phenotypeIds = request.phenotypeIds?.length ? [...new Set(request.phenotypeIds)] : undefined;
+      const tests = await Promise.all((request.evidence ?? []).map((q, i) => evidenceTest(context, q, i)));
+      const empty = { records: [], positionAfter: () => undefined, more: false, fingerprint };
+      if (featureKeys?.length === 0) return empty;
+      const parsed = new Map<AssociationRow, FeaturePhenotypeAssociationRecord>();
+      const recordOf = (row: AssociationRow) => {
+        let record = parsed.get(row);
+        if (!record) parsed.set(row, (record = JSON.parse(row.record) as FeaturePhenotypeAssociationRecord));
+        return record;
+      };
+      // Evidence queries: an association matches when any one of them matches it.
+      const keep = tests.length
+        ? (row: AssociationRow) => {
+            const externalIds = new Set(JSON.parse(row.external_ids) as string[]);
+            return tests.some((test) => test(recordOf(row), externalIds));
+          }
+        : undefined;
+      const rows = await scan(
+        (from, limit) => listAssociations(registry, { datasetName, setName, featureKeys, phenotypeIds }, from, limit),
+        keep,
+        pageSize,
+        after,
+      );
+      return keysetPage(rows, pageSize, fingerprint, recordOf, (r) => r.id);
+    },
+  };
+}
+
+export type PhenotypeService = ReturnType<typeof phenotypeService>;
