@@ -8,8 +8,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import zlib from 'node:zlib';
+import { Parser } from 'n3';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biometadata/loader.js';
 import { addDataset } from '../src/areas/datasets/store.js';
+import { readOboTerms } from '../src/areas/ontologies/obo.js';
+import { addOntology } from '../src/areas/ontologies/store.js';
+import { loadPhenotypeSet } from '../src/areas/phenotypes/loader.js';
 import { upsertPeer } from '../src/areas/peers/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadQuantification } from '../src/areas/rna/loader.js';
@@ -28,6 +34,13 @@ const fasta = copyFixture('compliance/ref_brca1.fa', dir);
 const vcf = copyFixture('compliance/brca1_1kgPhase3_variants.vcf', dir);
 const cufflinks = copyFixture('ga4gh-server/cufflinks.txt', dir); // 49 features: more than the chart's 20 bars
 const PEER = 'https://peer.example.org';
+const obo = copyFixture('compliance/so-xp-simple.obo', dir);
+const vep = copyFixture('ga4gh-server/datasets/dataset1/variants/1kg.3.annotations', dir); // VEP CSQ with SIFT and PolyPhen
+const snpEff = copyFixture('compliance/brca1_WASH7P_annotation.vcf', dir); // SnpEff ANN with HGVS
+const cgd = copyFixture('compliance/cgd', dir);
+const SAMPLES = ['HG00096', 'HG00099', 'HG00101'];
+const metadataFile = (kind: string, sample: string) => path.join(ROOT, 'testdata', 'compliance', `${kind}_${sample}.json`);
+const fileJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
 
 /** The sequence of the one-record FASTA, read here. */
 const referenceBases = fs.readFileSync(fasta, 'utf8').split('\n').slice(1).join('').trim().toUpperCase();
@@ -35,6 +48,32 @@ const referenceBases = fs.readFileSync(fasta, 'utf8').split('\n').slice(1).join(
 const vcfLines = fs.readFileSync(vcf, 'utf8').split('\n').filter((l) => l && !l.startsWith('##'));
 const vcfSamples = vcfLines[0].split('\t').slice(9);
 const vcfRecords = vcfLines.slice(1).map((l) => l.split('\t'));
+
+/** An annotated VCF read the simple way: records and the entries of the annotation field, by the header's column names. */
+function annotatedRecords(text: string, field: string) {
+  const description = new RegExp(`^##INFO=<ID=${field},.*Description="([^"]*)"`, 'm').exec(text)![1];
+  const format = /Format: (.*)/.exec(description)?.[1] ?? /'([^']*)'/.exec(description)![1]; // VEP, SnpEff
+  const columns = format.split('|').map((c) => c.trim());
+  return text.split('\n').filter((l) => l && !l.startsWith('#')).map((line) => {
+    const [chrom, pos, , ref, , , , info] = line.split('\t');
+    const infoValue = (key: string) => info.split(';').find((kv) => kv.startsWith(`${key}=`))?.slice(key.length + 1);
+    const entries = (infoValue(field) ?? '').split(',').filter(Boolean).map((e) => Object.fromEntries(e.split('|').map((v, i) => [columns[i], v])));
+    return { chrom, start: Number(pos) - 1, end: Number(pos) - 1 + ref.length, entries, hgvsG: infoValue('HGVS.g') };
+  });
+}
+const vepRecords = annotatedRecords(zlib.gunzipSync(fs.readFileSync(path.join(vep, 'chr1.edit.vcf.gz'))).toString('utf8'), 'CSQ');
+const snpEffRecords = annotatedRecords(fs.readFileSync(snpEff, 'utf8'), 'ANN');
+
+/** The CGD Turtle read with n3 directly: phenotypes (by label) and the associations naming each. */
+const RDFS_LABEL = 'http://www.w3.org/2000/01/rdf-schema#label';
+const quads = new Parser().parse(fs.readFileSync(path.join(cgd, 'cgd-test.ttl'), 'utf8'));
+const objectsOf = (subject: string, predicate: string) => quads.filter((q) => q.subject.value === subject && q.predicate.value === predicate).map((q) => q.object.value);
+const associationIris = quads.filter((q) => q.object.value === 'http://purl.org/oban/association').map((q) => q.subject.value);
+const phenotypeOf = (association: string) => objectsOf(association, 'http://purl.org/oban/association_has_object')[0];
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+const phenotypeIris = [...new Set(associationIris.map(phenotypeOf))].sort(byteOrder);
+const labelOf = (iri: string) => objectsOf(iri, RDFS_LABEL)[0];
+const cgdVersion = quads.find((q) => q.predicate.value === 'http://www.w3.org/2002/07/owl#versionInfo')!.object.value;
 
 let server: TestServer;
 let browser: Browser;
@@ -62,10 +101,23 @@ else describe('the web page in Chromium', () => {
   before(async () => {
     const { location, registry } = await newRegistry(dir);
     await addDataset(registry, 'demo', 'browser test data');
+    await addDataset(registry, 'vep', 'annotated variants');
     await loadReferenceSet(registry, fasta, { name: 'hg37', assemblyId: 'hg37' });
+    // Individuals and biosamples of the compliance set; the first two biosamples name their individual.
+    for (const sample of SAMPLES) await addIndividualFromFile(registry, 'demo', metadataFile('individual', sample));
+    for (const [i, sample] of SAMPLES.entries()) {
+      const file = path.join(dir, `biosample_${sample}.json`);
+      fs.writeFileSync(file, JSON.stringify({ ...fileJson(metadataFile('biosample', sample)), individualId: i < 2 ? sample : '' }));
+      await addBiosampleFromFile(registry, 'demo', file);
+    }
     await loadVariantSet(registry, 'demo', [vcf], { referenceset: 'hg37', name: 'brca1' });
     await addQuantificationSet(registry, 'demo', 'rnaseq');
-    await loadQuantification(registry, 'demo', 'rnaseq', cufflinks, { name: 'cufflinks-sample', format: 'cufflinks' });
+    await loadQuantification(registry, 'demo', 'rnaseq', cufflinks, { name: 'cufflinks-sample', format: 'cufflinks', biosampleId: SAMPLES[0] });
+    const header: Record<string, string> = {};
+    await addOntology(registry, 'so', obo, readOboTerms(obo, header), header);
+    await loadVariantSet(registry, 'vep', [vep], { referenceset: 'hg37', name: 'vep', allowMissingContigs: true });
+    await loadVariantSet(registry, 'vep', [snpEff], { referenceset: 'hg37', name: 'snpeff', allowMissingContigs: true });
+    await loadPhenotypeSet(registry, 'demo', cgd, {});
     await upsertPeer(registry, PEER, undefined, 'operator');
     server = await startTestServer(location);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
@@ -104,7 +156,7 @@ else describe('the web page in Chromium', () => {
     const text = await page.textContent('main');
     assert.ok(text?.includes(info.protocolVersion));
     assert.ok(text?.includes((await api('/service-info')).id));
-    assert.deepEqual(await cellTexts('nav a'), ['Server', 'Datasets', 'References', 'Variants', 'RNA', 'Peers']);
+    assert.deepEqual(await cellTexts('nav a'), ['Server', 'Datasets', 'References', 'Variants', 'Annotations', 'Biosamples', 'RNA', 'Phenotypes', 'Peers']);
     await screenshot('server');
   });
 
@@ -202,6 +254,157 @@ else describe('the web page in Chromium', () => {
     assert.deepEqual((await cellTexts(`${tableSelector} td:first-child`)).sort(), filtered.expressionLevels.map((l: any) => l.name).sort());
   });
 
+  /** The cells of a table's rows, by its caption; `columns` of each row only (the record column holds a JSON text). */
+  const rowsOf = (caption: string, columns: number) =>
+    page.$$eval(`table:has(caption:has-text("${caption}")) tbody tr`, (trs, n) => trs.map((tr) => [...tr.children].slice(0, n).map((td) => (td.textContent ?? '').trim())), columns);
+  const datasetId = async (name: string) => (await api('/datasets/search', {})).datasets.find((d: any) => d.name === name).id;
+  const recordOfLink = async (selector: string) => page.evaluate(async (href) => (await fetch(href!)).json(), await page.getAttribute(selector, 'href'));
+
+  it('shows variant annotation sets, a region of annotations with effects, HGVS, SIFT and PolyPhen, and an effects filter', async () => {
+    await openView('annotations');
+    await page.selectOption('select[name=dataset]', { label: 'vep' });
+    await page.waitForSelector('button:text-is("Open vep")');
+    const sets: any[] = [];
+    for (const vs of (await api('/variantsets/search', { datasetId: await datasetId('vep') })).variantSets) {
+      sets.push(...(await api('/variantannotationsets/search', { variantSetId: vs.id })).variantAnnotationSets);
+    }
+    assert.deepEqual(await rowsOf('Variant annotation sets', 3), sets.map((s) => [s.name, s.name, s.analysis.software.join(', ')]));
+    assert.deepEqual((await rowsOf('Variant annotation sets', 3)).map((r) => r[2].split(' ')[0]), ['SnpEff', 'VEP']);
+    assert.deepEqual(await recordOfLink('table:has(caption:has-text("Variant annotation sets")) tbody a'), sets[0]);
+
+    // VEP: from the first record with a SIFT prediction on; one row per CSQ entry, as the file writes them.
+    const vepSet = sets.find((s) => s.name === 'vep');
+    await page.click('button:text-is("Open vep")');
+    await page.waitForSelector('form[aria-label="Annotations in vep"]');
+    const from = vepRecords.find((r) => r.entries.some((e) => e.SIFT))!.start;
+    await page.fill('input[name=referenceName]', '1');
+    await page.fill('input[name=start]', String(from));
+    await page.fill('input[name=pageSize]', '10');
+    await page.click('button:has-text("Search annotations")');
+    await page.waitForSelector('caption:has-text("Annotations in 1:")');
+    const rows = await rowsOf('Annotations in', 14);
+    const records = vepRecords.filter((r) => r.end > from).slice(0, 10);
+    const expected = records.flatMap((r) => r.entries.map((e, i) => [i ? '' : r.chrom, i ? '' : String(r.start), e.Allele, e.Feature, e.SIFT, e.PolyPhen]));
+    assert.deepEqual(rows.map((r) => [r[0], r[1], r[3], r[4], r[12], r[13]]), expected);
+    assert.ok(rows.some((r) => r[12] === 'deleterious(0)') && rows.some((r) => r[13].startsWith('possibly_damaging(')));
+    // Effects as the API answers them for the same query; the variant link resolves to the variant at that place.
+    const { variantAnnotations } = await api('/variantannotations/search', { variantAnnotationSetId: vepSet.id, referenceName: '1', start: from, pageSize: 10 });
+    const termsOf = (a: any) => a.transcriptEffects.map((t: any) => t.effects.map((e: any) => e.term).join(', '));
+    assert.deepEqual(rows.map((r) => r[5]), variantAnnotations.flatMap(termsOf));
+    const variant = await recordOfLink('table:has(caption:has-text("Annotations in")) tbody a');
+    assert.equal(variant.id, variantAnnotations[0].variantId);
+    assert.equal(variant.start, records[0].start);
+    await screenshot('annotations');
+
+    // The effects filter: the annotations with a missense entry, and only those entries.
+    await page.fill('input[name=start]', '0');
+    await page.fill('input[name=pageSize]', '20');
+    await page.fill('input[name=effects]', 'missense_variant');
+    await page.click('button:has-text("Search annotations")');
+    await page.waitForSelector('caption:has-text("Annotations in 1:0-end")');
+    const missense = vepRecords.filter((r) => r.entries.some((e) => e.Consequence.split('&').includes('missense_variant')));
+    assert.ok(missense.length > 1 && missense.length <= 20, `${missense.length} missense records`);
+    const filtered = await rowsOf('Annotations in', 14);
+    assert.deepEqual(filtered.filter((r) => r[1]).map((r) => Number(r[1])), missense.map((r) => r.start));
+    const answer = await api('/variantannotations/search', { variantAnnotationSetId: vepSet.id, referenceName: '1', effects: [{ term: 'missense_variant' }], pageSize: 20 });
+    assert.deepEqual(filtered.map((r) => r[5]), answer.variantAnnotations.flatMap(termsOf));
+
+    // SnpEff: HGVS genomic (INFO HGVS.g), transcript and protein (the entry's columns).
+    await page.click('button:text-is("Open snpeff")');
+    await page.waitForSelector('form[aria-label="Annotations in snpeff"]');
+    await page.fill('input[name=referenceName]', '1');
+    await page.fill('input[name=pageSize]', '5');
+    await page.click('button:has-text("Search annotations")');
+    await page.waitForSelector('caption:has-text("Annotations in 1:")');
+    const hgvs = (await rowsOf('Annotations in', 14)).map((r) => [r[3], r[4], r[6], r[7], r[8]]);
+    assert.deepEqual(hgvs, snpEffRecords.slice(0, 5).flatMap((r) => r.entries.map((e) => [e.Allele, e.Feature_ID, r.hgvsG, e['HGVS.c'], e['HGVS.p']])));
+    assert.ok(hgvs.some((r) => r[3]));
+  });
+
+  it('lists individuals and biosamples; a biosample shows its individual, call sets and RNA quantifications', async () => {
+    await openView('biosamples');
+    await page.waitForSelector('table:has(caption:has-text("Biosamples")) tbody tr');
+    const ds = await datasetId('demo');
+    const { individuals } = await api('/individuals/search', { datasetId: ds });
+    const { biosamples } = await api('/biosamples/search', { datasetId: ds });
+    const fileNames = (kind: string) => SAMPLES.map((s) => fileJson(metadataFile(kind, s)).name).sort();
+    assert.deepEqual((await rowsOf('Individuals', 4)).map((r) => r.slice(0, 4)), individuals.map((i: any) => [i.name, i.description, i.species.term, i.sex.term]));
+    assert.deepEqual(individuals.map((i: any) => i.name), fileNames('individual'));
+    assert.deepEqual((await rowsOf('Biosamples', 4)).map((r) => [r[0], r[1], r[3]]), biosamples.map((b: any) => [b.name, b.description, b.individualId ? individuals.find((i: any) => i.id === b.individualId).name : '']));
+    assert.deepEqual(biosamples.map((b: any) => b.name), fileNames('biosample'));
+    assert.deepEqual(await recordOfLink('table:has(caption:has-text("Biosamples")) tbody td:nth-child(6) a'), biosamples[0]);
+    assert.deepEqual(await recordOfLink('table:has(caption:has-text("Biosamples")) tbody td:nth-child(4) a'), individuals[0]);
+
+    // HG00096: its individual, the call set of its VCF sample, the quantification that names it.
+    const sample = biosamples.find((b: any) => b.name === SAMPLES[0]);
+    await page.click(`button:text-is("Open ${SAMPLES[0]}")`);
+    await page.waitForSelector(`caption:has-text("Call sets of ${SAMPLES[0]}")`);
+    assert.deepEqual((await rowsOf(`Individual of ${SAMPLES[0]}`, 1)).flat(), [(await api(`/individuals/${sample.individualId}`)).name]);
+    const variantSetId = (await api('/variantsets/search', { datasetId: ds })).variantSets[0].id;
+    const { callSets } = await api('/callsets/search', { variantSetId, biosampleId: sample.id });
+    assert.deepEqual((await rowsOf(`Call sets of ${SAMPLES[0]}`, 2)), callSets.map((c: any) => [c.name, 'brca1']));
+    assert.deepEqual(callSets.map((c: any) => c.name), [SAMPLES[0]]);
+    const rnaQuantificationSetId = (await api('/rnaquantificationsets/search', { datasetId: ds })).rnaQuantificationSets[0].id;
+    const { rnaQuantifications } = await api('/rnaquantifications/search', { rnaQuantificationSetId, biosampleId: sample.id });
+    assert.deepEqual((await rowsOf(`RNA quantifications of ${SAMPLES[0]}`, 2)), rnaQuantifications.map((q: any) => [q.name, 'rnaseq']));
+    assert.deepEqual(rnaQuantifications.map((q: any) => q.name), ['cufflinks-sample']);
+    assert.deepEqual(await recordOfLink(`table:has(caption:has-text("Call sets of ${SAMPLES[0]}")) tbody a`), callSets[0]);
+    await screenshot('biosamples');
+
+    // The biosamples of one individual.
+    await page.click(`button:text-is("Biosamples of ${SAMPLES[1]}")`);
+    await page.waitForSelector(`caption:has-text("Biosamples of ${SAMPLES[1]}")`);
+    const individualId = individuals.find((i: any) => i.name === SAMPLES[1]).id;
+    const own = (await api('/biosamples/search', { datasetId: ds, individualId })).biosamples;
+    assert.deepEqual((await rowsOf(`Biosamples of ${SAMPLES[1]}`, 1)).flat(), own.map((b: any) => b.name));
+    assert.equal(own.length, 1);
+  });
+
+  it('shows phenotype association sets, a phenotype search and the associations of a phenotype', async () => {
+    await openView('phenotypes');
+    await page.waitForSelector('button:text-is("Open cgd")');
+    assert.deepEqual(await rowsOf('Phenotype association sets', 2), [['cgd', cgdVersion]]);
+    await page.click('button:text-is("Open cgd")');
+    await page.waitForSelector('table:has(caption:has-text("Phenotypes")) tbody tr');
+    const setId = (await api('/phenotypeassociationsets/search', { datasetId: await datasetId('demo') })).phenotypeAssociationSets[0].id;
+    // Every phenotype, in id order, as the Turtle names them.
+    const first = await api('/phenotypes/search', { phenotypeAssociationSetId: setId, pageSize: 20 });
+    const shown = await rowsOf('Phenotypes', 5);
+    assert.deepEqual(shown.map((r) => [r[0], r[1], r[4]]), first.phenotypes.map((p: any) => [p.description, p.type?.term ?? p.type?.termId ?? '', p.id]));
+    assert.deepEqual(shown.map((r) => r[4]), phenotypeIris.slice(0, 20));
+    assert.deepEqual(shown.map((r) => r[0]), phenotypeIris.slice(0, 20).map(labelOf));
+    // A description pattern.
+    await page.fill('input[name=description]', 'carcinoma');
+    await page.click('button:has-text("Search phenotypes")');
+    await page.waitForSelector('caption:has-text("Phenotypes (page 1, ")');
+    await page.waitForFunction((n) => document.querySelectorAll('table:has(caption) caption')[1]?.textContent?.includes(`${n} shown`), phenotypeIris.filter((p) => /carcinoma/.test(labelOf(p))).length);
+    const carcinoma = (await rowsOf('Phenotypes', 5)).map((r) => r[4]);
+    assert.deepEqual(carcinoma, phenotypeIris.filter((p) => /carcinoma/.test(labelOf(p))));
+    assert.deepEqual(carcinoma, (await api('/phenotypes/search', { phenotypeAssociationSetId: setId, description: 'carcinoma' })).phenotypes.map((p: any) => p.id));
+    assert.ok(carcinoma.length >= 2);
+    // The associations of one phenotype.
+    const phenotype = carcinoma[0];
+    await page.click(`button[aria-label="Associations of ${phenotype}"]`);
+    await page.waitForSelector('table:has(caption:has-text("Feature-phenotype associations")) tbody tr');
+    const associations = (await api('/featurephenotypeassociations/search', { phenotypeAssociationSetId: setId, phenotypeIds: [phenotype] })).associations;
+    const rows = await rowsOf('Feature-phenotype associations', 5);
+    assert.deepEqual(rows.map((r) => [r[0], r[4]]), associations.map((a: any) => [labelOf(phenotype), a.description ?? '']));
+    assert.equal(rows.length, associationIris.filter((a) => phenotypeOf(a) === phenotype).length);
+    // Features by the IRI of the association's subject in the Turtle.
+    assert.deepEqual(rows.map((r) => r[1]), associations.map((a: any) => objectsOf(a.id, 'http://purl.org/oban/association_has_subject').join(', ')));
+    await screenshot('phenotypes');
+    // Evidence and environments: a drug's name.
+    await page.fill('input[name=phenotypeIds]', '');
+    await page.fill('input[name=evidence]', 'imatinib');
+    await page.click('button:has-text("Search associations")');
+    const imatinib = (await api('/featurephenotypeassociations/search', { phenotypeAssociationSetId: setId, evidence: [{ description: 'imatinib' }] })).associations;
+    assert.ok(imatinib.length >= 1);
+    await page.waitForFunction((n) => [...document.querySelectorAll('caption')].some((c) => c.textContent?.startsWith('Feature-phenotype associations') && c.textContent.includes(`${n} shown`)), imatinib.length);
+    const drugRows = await rowsOf('Feature-phenotype associations', 5);
+    assert.deepEqual(drugRows.map((r) => r[0]), imatinib.map((a: any) => a.phenotype.description));
+    assert.ok(drugRows.every((r) => /imatinib/i.test(r[3])), 'each row names the drug among its environments');
+  });
+
   it('lists the peers', async () => {
     await openView('peers');
     await page.waitForSelector('main tbody tr');
@@ -223,8 +426,9 @@ else describe('the web page in Chromium', () => {
     assert.equal(focused, 'Datasets');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => location.hash === '#/datasets');
-    for (const view of ['references', 'variants', 'rna']) {
+    for (const view of ['references', 'variants', 'annotations', 'biosamples', 'rna', 'phenotypes']) {
       await openView(view);
+      if (view === 'annotations') await page.selectOption('select[name=dataset]', { label: 'vep' });
       await page.click('main button'); // open the first set, so its forms are shown
       await page.waitForTimeout(300);
       const unlabelled = await page.$$eval('input, select', (controls) =>

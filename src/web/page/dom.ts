@@ -1,7 +1,7 @@
 /** Small DOM helpers for the views: elements, labelled controls, tables and paged tables. */
 import type { Attributes, Paged } from '../../client/index.js';
 
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Props = Record<string, string | number | boolean | ((event: Event) => void) | undefined>;
 
 /** An element with attributes (`onclick` and the like as listeners) and children. */
@@ -30,9 +30,9 @@ export function selectOf(name: string, options: Array<{ value: string; label: st
   return select;
 }
 
-/** A link to the JSON of a record, as the API answers it (GET by id). */
-export const jsonLink = (path: string, id: string) =>
-  h('a', { href: `${path}/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener', 'aria-label': `JSON of ${id}` }, 'JSON');
+/** A link to the JSON of a record, as the API answers it (GET by id); `text` names the record, if given. */
+export const jsonLink = (path: string, id: string, text?: string) =>
+  h('a', { href: `${path}/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener', 'aria-label': `JSON of ${text ?? id}` }, text ?? 'JSON');
 
 /** The JSON of a record that has no GET endpoint, shown on demand. */
 export const jsonDetails = (record: unknown) => h('details', {}, h('summary', {}, 'JSON'), h('pre', {}, JSON.stringify(record, null, 2)));

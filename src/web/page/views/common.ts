@@ -1,6 +1,6 @@
 /** Pieces several views share. */
-import type { Ga4ghClient } from '../../../client/index.js';
-import { h, labelled, selectOf } from '../dom.js';
+import type { Ga4ghClient, OntologyTerm } from '../../../client/index.js';
+import { errorText, h, labelled, selectOf } from '../dom.js';
 
 /** A labelled dataset choice; calls `onChange` with the chosen id now and on every change. */
 export async function datasetPicker(client: Ga4ghClient, onChange: (datasetId: string) => void): Promise<HTMLElement> {
@@ -16,4 +16,47 @@ export async function datasetPicker(client: Ga4ghClient, onChange: (datasetId: s
 export function numberInput(label: string, name: string, value: number | string, attrs: Record<string, string | number> = {}) {
   const input = h('input', { type: 'number', name, value: String(value), ...attrs });
   return { input, field: labelled(label, input) };
+}
+
+/** An ontology term as its label, its id on hover (the label alone when it has no id, the id when it has no label). */
+export const termText = (term: OntologyTerm | undefined) =>
+  term ? h('span', { title: term.termId, 'data-term-id': term.termId }, term.term ?? term.termId ?? '') : '';
+
+/** Terms in a row of a table, comma-separated. */
+export function termsText(terms: OntologyTerm[] | undefined): HTMLElement {
+  const box = h('span');
+  (terms ?? []).forEach((t, i) => box.append(...(i ? [', '] : []), termText(t)));
+  return box;
+}
+
+/** Terms a user typed, comma-separated: a CURIE (`SO:0001583`) or an IRI is a term id, anything else a label. */
+export const termsFrom = (text: string): OntologyTerm[] =>
+  text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .map((t) => (/^[A-Za-z][\w.-]*:\S+$/.test(t) ? { termId: t } : { term: t }));
+
+/** A button that fills `panel` with what `make` builds (or the error it meets). */
+export const openButton = (label: string, panel: HTMLElement, make: () => Promise<Node> | Node) =>
+  h('button', {
+    type: 'button',
+    onclick: async () => {
+      try {
+        panel.replaceChildren(await make());
+      } catch (e) {
+        panel.replaceChildren(errorText(e));
+      }
+    },
+  }, label);
+
+/** The names an id of this server is made of (ids are base64url JSON arrays of names); [] for any other id. */
+export function idNames(id: string): string[] {
+  try {
+    const bytes = Uint8Array.from(atob(id.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+    const names: unknown = JSON.parse(new TextDecoder().decode(bytes));
+    return Array.isArray(names) ? names.map(String) : [];
+  } catch {
+    return [];
+  }
 }

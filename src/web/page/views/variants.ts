@@ -23,7 +23,8 @@ export function genotypeClass(call: Call): string {
   return 'gt-het';
 }
 
-async function referenceNames(client: Ga4ghClient, set: VariantSet): Promise<string[]> {
+/** The reference names of a set's contig header lines, else of its reference set. */
+export async function referenceNames(client: Ga4ghClient, set: VariantSet): Promise<string[]> {
   const contigs = (set.metadata ?? []).filter((m) => m.key === `contig.${m.id}` && m.id).map((m) => m.id as string);
   if (contigs.length || !set.referenceSetId) return contigs;
   return (await client.searchReferences({ referenceSetId: set.referenceSetId }).all(5000)).map((r) => r.name ?? '');
