@@ -6,7 +6,7 @@ import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../confi
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
-import { action, formatTable, integerAtLeast, progressReporter, say } from './output.js';
+import { action, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -102,7 +102,7 @@ function serveCommand(program: Command): void {
     .description('serve a registry over HTTP')
     .argument('<registry>')
     .option('--host <host>', 'address to listen on', defaults.host)
-    .option('--port <port>', 'port to listen on (0: any free port)', integerAtLeast(0), defaults.port)
+    .option('--port <port>', 'port to listen on (0: any free port)', portNumber, defaults.port)
     .option('--default-page-size <n>', 'records per page when a request gives no pageSize', integerAtLeast(1), defaults.paging.defaultPageSize)
     .option('--max-page-size <n>', 'largest pageSize honoured (larger ones are clamped)', integerAtLeast(1), defaults.paging.maxPageSize)
     .option('--page-byte-budget <bytes>', 'a page ends early once its records pass this size', integerAtLeast(1), defaults.paging.pageByteBudget)
@@ -141,8 +141,11 @@ function serveCommand(program: Command): void {
           throw e;
         }
         say(`serving ${location} at ${server.url}`);
-        const stop = async () => {
+        process.stderr.write(`${new Date().toISOString()} started: serving ${location} at ${server.url}\n`);
+        const stop = async (signal: string) => {
+          process.stderr.write(`${new Date().toISOString()} stopping (${signal}): no new connections\n`);
           await server.close();
+          process.stderr.write(`${new Date().toISOString()} stopped serving ${location}\n`);
           process.exit(0);
         };
         process.once('SIGINT', stop);

@@ -51,6 +51,13 @@ export function integerAtLeast(min: number) {
   };
 }
 
+/** Parses a TCP port option: 0 (any free port) to 65535. */
+export function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return n;
+}
+
 /**
  * Progress on standard error: a line rewritten in place on a terminal; otherwise a plain line at most
  * every 10 seconds, so logs of long loads show life without filling up.
