@@ -75,6 +75,7 @@ export const variantsArea: Area = {
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
           const loaded = await withRegistry(location, (registry) => loadVariantSet(registry, dataset, paths, opts));
+          for (const note of loaded.notes) say(note);
           for (const file of loaded.createdFiles) say(`created ${file}`);
           if (loaded.missingContigs.length) say(`note: contig(s) not in the reference set: ${loaded.missingContigs.join(', ')}`);
           say(

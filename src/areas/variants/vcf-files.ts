@@ -166,6 +166,20 @@ export async function* recordsIn(
   }
 }
 
+/** The first data line at or after a virtual offset (header lines skipped), or undefined at the end. */
+export async function firstDataLineAt(vcf: OpenVcf, at: VirtualOffset): Promise<string | undefined> {
+  for await (const { bytes } of readLinesFrom(vcf.file, at, vcf.source)) {
+    let lineStart = 0;
+    while (lineStart < bytes.length) {
+      let lineEnd = bytes.indexOf(NEWLINE, lineStart);
+      if (lineEnd === -1) lineEnd = bytes.length;
+      if (lineEnd > lineStart && bytes[lineStart] !== 35 /* # */) return bytes.toString('utf8', lineStart, lineEnd).replace(/\r$/, '');
+      lineStart = lineEnd + 1;
+    }
+  }
+  return undefined;
+}
+
 /** The header text of a bgzipped VCF: every line from the start of the file up to #CHROM. */
 export async function readHeaderText(file: GenericFilehandle, source: string): Promise<string> {
   const parts: string[] = [];
