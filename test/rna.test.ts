@@ -434,7 +434,7 @@ describe('loading', () => {
       stored.map((r) => ({ name: r.name, expression: r.expression, rawReadCount: r.raw_read_count, confIntervalLow: r.conf_interval_low, confIntervalHigh: r.conf_interval_high })),
       [...rows].sort(byName),
     );
-    await assert.rejects(loadQuantification(registry, 'd', 's', file, { name: 'x', units: 'FPKM' }), { message: /^line 2: column 'FPKM' is not a number: 'FPKM'/ });
+    await assert.rejects(loadQuantification(registry, 'd', 's', file, { name: 'x', units: 'FPKM' }), { message: new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: line 2: column 'FPKM' is not a number: 'FPKM'`) });
   });
 
   it('migrates a registry made before the rank ladder: ranks filled in from the stored rows, every plan answering', async () => {

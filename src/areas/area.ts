@@ -17,6 +17,12 @@ export interface AppContext {
   onClose(fn: () => void | Promise<void>): void;
 }
 
+export interface CheckOptions {
+  deep: boolean;
+  /** What is being read, and how many of its bytes so far. */
+  progress(what: string, bytesRead: number, size: number): void;
+}
+
 export interface InventorySection {
   title: string;
   columns: string[];
@@ -32,6 +38,9 @@ export interface Area {
   /** Adds this area's options to `ga4gh serve`; their values reach routes() as `config.options`. */
   serveOptions?(serve: Command): void;
   inventory?(registry: Registry): Promise<InventorySection[]>;
-  /** Opens every registered file and index; returns one line per problem found. */
-  check?(registry: Registry): Promise<string[]>;
+  /**
+   * Opens every registered file and index; returns one line per problem found. With `deep`, reads
+   * every byte of every file (`repo check --deep`), reporting how far it got through `progress`.
+   */
+  check?(registry: Registry, options: CheckOptions): Promise<string[]>;
 }

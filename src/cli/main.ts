@@ -6,7 +6,7 @@ import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../confi
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
-import { action, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
+import { action, byteProgress, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -77,18 +77,22 @@ function repoCommands(program: Command): void {
     .command('check')
     .description('open every registered file and index; exit 1 if any problem is found')
     .argument('<registry>')
+    .option('--deep', 'read every byte: inflate every block, check every VCF record, recompute every reference MD5')
     .action(
-      action(async (location: string) => {
+      action(async (location: string, opts: { deep?: boolean }) => {
+        const progress = byteProgress('checking');
         const problems = await withRegistry(location, async (registry) => {
           const found: string[] = [];
-          for (const area of areas) if (area.check) found.push(...(await area.check(registry)));
+          for (const area of areas) {
+            if (area.check) found.push(...(await area.check(registry, { deep: Boolean(opts.deep), progress: progress.update })));
+          }
           return found;
-        });
+        }).finally(progress.done);
         if (problems.length) {
           for (const p of problems) process.stderr.write(`problem: ${p}\n`);
           throw new UserError(`${problems.length} problem(s) found in ${location}`);
         }
-        say(`all registered files of ${location} are readable`);
+        say(opts.deep ? `every byte of every registered file of ${location} was read and checked` : `all registered files of ${location} are readable`);
       }),
     );
 

@@ -52,6 +52,8 @@ export function decodeId(id: string, kind: IdKind): string[] {
   if (typeof id !== 'string' || id.length === 0 || id.length > 4096 || !BASE64_ANY.test(id)) throw fail();
   // The canonical spelling: URL-safe alphabet, no padding. Mixed alphabets are refused.
   if (/[+/]/.test(id) && /[-_]/.test(id)) throw fail();
+  // Padding, when given, is what base64 writes: up to a multiple of 4 characters.
+  if (id.endsWith('=') && id.length % 4 !== 0) throw fail();
   const canonical = id.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
   if (canonical.length % 4 === 1) throw fail();
   let names: unknown;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, commaList, say } from '../../cli/output.js';
+import { action, byteProgress, commaList, say } from '../../cli/output.js';
 import { GAException } from '../../protocol/errors.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
@@ -19,6 +19,7 @@ import {
   type BasesPage,
   type BasesRequest,
 } from './messages.js';
+import { checkReferenceSets } from './check.js';
 import { SequenceFiles } from './sequences.js';
 import { referenceService } from './service.js';
 import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
@@ -116,7 +117,10 @@ export const referencesArea: Area = {
       .option('--reference-accessions <file>', 'accessions of single references: lines of NAME ACCESSION[,ACCESSION...]')
       .action(
         action(async (location: string, fasta: string, opts: ReferenceSetOptions) => {
-          const loaded = await withRegistry(location, (registry) => loadReferenceSet(registry, fasta, opts));
+          const progress = byteProgress('reading');
+          const loaded = await withRegistry(location, (registry) =>
+            loadReferenceSet(registry, fasta, { ...opts, progress: (read, size) => progress.update(fasta, read, size) }),
+          ).finally(progress.done);
           for (const file of loaded.createdIndexes) say(`created index ${file}`);
           say(`added reference set '${loaded.name}': ${loaded.references} reference(s), md5 ${loaded.md5checksum}`);
         }),
@@ -144,24 +148,5 @@ export const referencesArea: Area = {
     return [{ title: 'Reference sets', columns: ['name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
   },
 
-  async check(registry) {
-    const files = new SequenceFiles(1);
-    const problems: string[] = [];
-    for (const set of await listReferenceSets(registry)) {
-      for (const ref of await listReferences(registry, { referenceSetName: set.name }, undefined)) {
-        const length = Number(ref.length);
-        try {
-          // The first and last bases prove the file, its index and the registered length agree.
-          if (length > 0) {
-            await files.bases(set, ref.name, 0, 1);
-            await files.bases(set, ref.name, length - 1, length);
-          }
-        } catch (e) {
-          problems.push(`reference set '${set.name}', reference '${ref.name}': ${(e as Error).message} (${set.fasta_path})`);
-          break;
-        }
-      }
-    }
-    return problems;
-  },
+  check: checkReferenceSets,
 };

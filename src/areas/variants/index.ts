@@ -15,7 +15,7 @@ import {
 } from './messages.js';
 import { variantService, type JsonStream } from './service.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
-import { openVcf, recordsIn } from './vcf-files.js';
+import { checkVariantSets } from './check.js';
 
 const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
 
@@ -108,24 +108,5 @@ export const variantsArea: Area = {
     return [{ title: 'Variant sets', columns: ['dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
   },
 
-  async check(registry) {
-    const problems: string[] = [];
-    for (const set of await listVariantSets(registry, undefined, undefined)) {
-      for (const file of await listVariantSetFiles(registry, set.dataset_name, set.name)) {
-        try {
-          // The first record of each contig proves the file and its index open and agree.
-          const vcf = openVcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
-          for (const contig of JSON.parse(file.contigs) as string[]) {
-            const records = recordsIn(vcf, contig, 0, Number.POSITIVE_INFINITY);
-            const first = await records.next();
-            await records.return(undefined);
-            if (first.done) throw new Error(`the index lists contig ${contig} but no record of it was found`);
-          }
-        } catch (e) {
-          problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${(e as Error).message} (${file.path})`);
-        }
-      }
-    }
-    return problems;
-  },
+  check: checkVariantSets,
 };

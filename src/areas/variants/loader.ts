@@ -191,7 +191,7 @@ async function checkCompression(file: string): Promise<void> {
 }
 
 /** The number of columns a data line has under this header: 8, or 9 plus one per sample. */
-function expectedColumns(header: VcfHeader): number[] {
+export function expectedColumns(header: VcfHeader): number[] {
   return header.samples.length ? [9 + header.samples.length] : [8, 9];
 }
 
@@ -200,7 +200,7 @@ function expectedColumns(header: VcfHeader): number[] {
  * cut), the last record has the header's column count (else it was cut mid-record), and the index
  * belongs to this file (for each contig, the record the index points to first is of that contig).
  */
-async function checkWhole(vcf: OpenVcf, header: VcfHeader, contigs: string[]): Promise<void> {
+export async function checkWhole(vcf: OpenVcf, header: VcfHeader, contigs: string[]): Promise<void> {
   if (!(await hasEofBlock(vcf.file))) {
     throw new Error('it has no BGZF end-of-file block, so it was cut short (truncated copy or download?)');
   }
