@@ -486,7 +486,7 @@ describe('loading', () => {
     fs.writeFileSync(doubled, [...lines, lines[3], lines[2]].join('\n') + '\n');
     await assert.rejects(
       loadQuantification(registry, 'd', 's', doubled),
-      { message: `line ${lines.length + 1}: feature '${lines[3].split('\t')[0]}' appears again (first on line 4); names must be unique` },
+      { message: `${doubled}: line ${lines.length + 1}: feature '${lines[3].split('\t')[0]}' appears again (first on line 4); names must be unique` },
     );
   });
 });

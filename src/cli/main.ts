@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { startServer } from '../app.js';
 import { areas } from '../areas/index.js';
+import type { InventoryValue } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
@@ -63,13 +64,20 @@ function repoCommands(program: Command): void {
           return out;
         });
         if (opts.json) {
+          // For scripts: lowercase snake_case keys, numbers as numbers, lists as lists, ids included.
+          const key = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
           const json = Object.fromEntries(
-            sections.map((s) => [s.title, s.rows.map((row) => Object.fromEntries(s.columns.map((c, i) => [c, row[i]])))]),
+            sections.map((s) => [key(s.title), s.rows.map((row) => Object.fromEntries(s.columns.map((c, i) => [key(c), row[i] ?? null])))]),
           );
           say(JSON.stringify(json, null, 2));
           return;
         }
-        say(sections.map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows) : '  (none)'}`).join('\n\n'));
+        const cell = (v: InventoryValue | undefined) => (v === null || v === undefined ? '' : Array.isArray(v) ? v.join(',') : String(v));
+        say(
+          sections
+            .map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows.map((r) => r.map(cell))) : '  (none)'}`)
+            .join('\n\n'),
+        );
       }),
     );
 

@@ -4,7 +4,8 @@ import { GAException } from '../../protocol/errors.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, InventoryValue } from '../area.js';
+import { UserError } from '../../user-error.js';
 import { loadReferenceSet, type ReferenceSetOptions } from './loader.js';
 import {
   ListReferenceBasesQuery,
@@ -21,7 +22,7 @@ import {
 } from './messages.js';
 import { checkReferenceSets } from './check.js';
 import { SequenceFiles } from './sequences.js';
-import { referenceService } from './service.js';
+import { referenceService, referenceSetId } from './service.js';
 import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
 
 /**
@@ -132,7 +133,14 @@ export const referencesArea: Area = {
       .argument('<name>')
       .action(
         action(async (location: string, name: string) => {
-          await withRegistry(location, (registry) => removeReferenceSet(registry, name));
+          // Loaded when run: the list of areas includes this one.
+          const { areas } = await import('../index.js');
+          await withRegistry(location, async (registry) => {
+            const users: string[] = [];
+            for (const area of areas) if (area.referenceSetUsers) users.push(...(await area.referenceSetUsers(registry, name)));
+            if (users.length) throw new UserError(`reference set '${name}' is used by ${users.join(', ')}; remove ${users.length > 1 ? 'those' : 'it'} first`);
+            await removeReferenceSet(registry, name);
+          });
           say(`removed reference set '${name}'`);
         }),
       );
@@ -140,12 +148,12 @@ export const referencesArea: Area = {
 
   async inventory(registry) {
     const sets = await listReferenceSets(registry);
-    const rows: string[][] = [];
+    const rows: InventoryValue[][] = [];
     for (const set of sets) {
       const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
-      rows.push([set.name, String(refs.length), set.assembly_id ?? '', set.md5checksum, set.fasta_path]);
+      rows.push([referenceSetId(set.name), set.name, refs.length, set.assembly_id, set.md5checksum, set.fasta_path]);
     }
-    return [{ title: 'Reference sets', columns: ['name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
+    return [{ title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
   },
 
   check: checkReferenceSets,

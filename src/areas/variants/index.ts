@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
 import { withRegistry } from '../../registry/registry.js';
-import type { Area } from '../area.js';
+import type { Area, InventoryValue } from '../area.js';
 import { loadVariantSet, type VariantSetOptions } from './loader.js';
 import {
   CallSet,
@@ -13,7 +13,7 @@ import {
   SearchVariantsRequest,
   VariantSet,
 } from './messages.js';
-import { variantService, type JsonStream } from './service.js';
+import { variantService, variantSetId, type JsonStream } from './service.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
 import { checkVariantSets } from './check.js';
 
@@ -98,14 +98,29 @@ export const variantsArea: Area = {
   },
 
   async inventory(registry) {
-    const rows: string[][] = [];
+    const rows: InventoryValue[][] = [];
     for (const set of await listVariantSets(registry, undefined, undefined)) {
       const files = await listVariantSetFiles(registry, set.dataset_name, set.name);
       const callSets = await listCallSets(registry, set.dataset_name, set.name);
       const contigs = [...new Set(files.flatMap((f) => JSON.parse(f.contigs) as string[]))];
-      rows.push([set.dataset_name, set.name, set.reference_set_name, String(files.length), String(callSets.length), contigs.join(',')]);
+      rows.push([variantSetId(set.dataset_name, set.name), set.dataset_name, set.name, set.reference_set_name, files.length, callSets.length, contigs]);
     }
-    return [{ title: 'Variant sets', columns: ['dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
+    return [{ title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
+  },
+
+  async referenceSetUsers(registry, referenceSetName) {
+    const sets = await listVariantSets(registry, undefined, undefined);
+    return sets.filter((s) => s.reference_set_name === referenceSetName).map((s) => `variant set '${s.name}' of dataset '${s.dataset_name}'`);
+  },
+
+  async datasetContents(registry, datasetName) {
+    const sets = await listVariantSets(registry, datasetName, undefined);
+    let callSets = 0;
+    for (const set of sets) callSets += (await listCallSets(registry, datasetName, set.name)).length;
+    return [
+      ['variant set(s)', sets.length],
+      ['call set(s)', callSets],
+    ];
   },
 
   check: checkVariantSets,
