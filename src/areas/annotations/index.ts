@@ -47,6 +47,10 @@ export const annotationsArea: Area = {
   // Annotation sets are registered by `repo add-variantset` and removed with their variant set.
   commands() {},
 
+  async datasetContents(registry, datasetName) {
+    return [['variant annotation set(s)', (await listAnnotationSets(registry)).filter((r) => r.dataset_name === datasetName).length]];
+  },
+
   async inventory(registry) {
     const rows = await listAnnotationSets(registry);
     return [

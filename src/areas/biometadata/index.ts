@@ -103,6 +103,13 @@ export const biometadataArea: Area = {
       );
   },
 
+  async datasetContents(registry, datasetName) {
+    return [
+      ['individual(s)', (await listIndividuals(registry, { datasetName })).length],
+      ['biosample(s)', (await listBiosamples(registry, { datasetName })).length],
+    ];
+  },
+
   async inventory(registry) {
     const individuals = await listIndividuals(registry, {});
     const biosamples = await listBiosamples(registry, {});

@@ -82,6 +82,10 @@ export const phenotypesArea: Area = {
       );
   },
 
+  async datasetContents(registry, datasetName) {
+    return [['phenotype association set(s)', (await listPhenotypeSets(registry, datasetName, undefined)).length]];
+  },
+
   async inventory(registry) {
     const sets = await listPhenotypeSets(registry, undefined, undefined);
     const ontologies = await registry.db.selectFrom('phenotype_association_set_ontology').selectAll().execute();
