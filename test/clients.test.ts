@@ -215,7 +215,7 @@ describe('the access log', () => {
     } finally {
       (process.stderr as any).write = write;
     }
-    const [ok, missing] = lines.filter((l) => / (POST|GET) \//.test(l));
+    const [ok, missing] = lines.filter((l) => / (POST|GET) \/datasets/.test(l));
     assert.match(ok, new RegExp(`^\\S+ 127\\.0\\.0\\.1 POST /datasets/search 200 ${Buffer.byteLength(body)}B [\\d.]+ms\\n$`));
     assert.match(missing, /^\S+ 127\.0\.0\.1 GET \/datasets\/\S+ 404 \d+B [\d.]+ms\n$/);
   });

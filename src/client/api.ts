@@ -601,39 +601,39 @@ export interface EnvironmentalContext {
 /** One method per endpoint of the server; searches return Paged (iterate with `for await`). */
 export class Ga4ghClient extends ClientCore {
   /** Get info (`GET /info`) */
-  getInfo(): Promise<GetInfoResponse> {
-    return this.send({ method: 'GET', path: '/info' }, {});
+  getInfo(query: { key?: string } = {}): Promise<GetInfoResponse> {
+    return this.send({ method: 'GET', path: '/info' }, {}, undefined, query);
   }
   /** Describe this service (GA4GH service-info 1.0) (`GET /service-info`) */
-  getServiceInfo(): Promise<ServiceInfo> {
-    return this.send({ method: 'GET', path: '/service-info' }, {});
+  getServiceInfo(query: { key?: string } = {}): Promise<ServiceInfo> {
+    return this.send({ method: 'GET', path: '/service-info' }, {}, undefined, query);
   }
   /** Search datasets (`POST /datasets/search`) */
   searchDatasets(request: SearchDatasetsRequest = {}): Paged<Dataset, SearchDatasetsResponse> {
     return this.paged({ method: 'POST', path: '/datasets/search' }, request, 'datasets');
   }
   /** Get one dataset by id (`GET /datasets/{id}`) */
-  getDataset(id: string): Promise<Dataset> {
-    return this.send({ method: 'GET', path: '/datasets/{id}' }, { id });
+  getDataset(id: string, query: { key?: string } = {}): Promise<Dataset> {
+    return this.send({ method: 'GET', path: '/datasets/{id}' }, { id }, undefined, query);
   }
   /** Search reference sets (`POST /referencesets/search`) */
   searchReferenceSets(request: SearchReferenceSetsRequest = {}): Paged<ReferenceSet, SearchReferenceSetsResponse> {
     return this.paged({ method: 'POST', path: '/referencesets/search' }, request, 'referenceSets');
   }
   /** Get one reference set by id (`GET /referencesets/{id}`) */
-  getReferenceSet(id: string): Promise<ReferenceSet> {
-    return this.send({ method: 'GET', path: '/referencesets/{id}' }, { id });
+  getReferenceSet(id: string, query: { key?: string } = {}): Promise<ReferenceSet> {
+    return this.send({ method: 'GET', path: '/referencesets/{id}' }, { id }, undefined, query);
   }
   /** Search references (`POST /references/search`) */
   searchReferences(request: SearchReferencesRequest = {}): Paged<Reference, SearchReferencesResponse> {
     return this.paged({ method: 'POST', path: '/references/search' }, request, 'references');
   }
   /** Get one reference by id (`GET /references/{id}`) */
-  getReference(id: string): Promise<Reference> {
-    return this.send({ method: 'GET', path: '/references/{id}' }, { id });
+  getReference(id: string, query: { key?: string } = {}): Promise<Reference> {
+    return this.send({ method: 'GET', path: '/references/{id}' }, { id }, undefined, query);
   }
   /** List reference bases (`GET /references/{id}/bases`) */
-  listReferenceBases(id: string, query: { start?: number; end?: number; pageToken?: string } = {}): Promise<ListReferenceBasesResponse> {
+  listReferenceBases(id: string, query: { start?: number; end?: number; pageToken?: string; key?: string } = {}): Promise<ListReferenceBasesResponse> {
     return this.send({ method: 'GET', path: '/references/{id}/bases' }, { id }, undefined, query);
   }
   /** Search variant sets (`POST /variantsets/search`) */
@@ -641,24 +641,24 @@ export class Ga4ghClient extends ClientCore {
     return this.paged({ method: 'POST', path: '/variantsets/search' }, request, 'variantSets');
   }
   /** Get one variant set by id (`GET /variantsets/{id}`) */
-  getVariantSet(id: string): Promise<VariantSet> {
-    return this.send({ method: 'GET', path: '/variantsets/{id}' }, { id });
+  getVariantSet(id: string, query: { key?: string } = {}): Promise<VariantSet> {
+    return this.send({ method: 'GET', path: '/variantsets/{id}' }, { id }, undefined, query);
   }
   /** Search call sets (`POST /callsets/search`) */
   searchCallSets(request: SearchCallSetsRequest): Paged<CallSet, SearchCallSetsResponse> {
     return this.paged({ method: 'POST', path: '/callsets/search' }, request, 'callSets');
   }
   /** Get one call set by id (`GET /callsets/{id}`) */
-  getCallSet(id: string): Promise<CallSet> {
-    return this.send({ method: 'GET', path: '/callsets/{id}' }, { id });
+  getCallSet(id: string, query: { key?: string } = {}): Promise<CallSet> {
+    return this.send({ method: 'GET', path: '/callsets/{id}' }, { id }, undefined, query);
   }
   /** Search variants (`POST /variants/search`) */
   searchVariants(request: SearchVariantsRequest): Paged<Variant, SearchVariantsResponse> {
     return this.paged({ method: 'POST', path: '/variants/search' }, request, 'variants');
   }
   /** Get one variant by id (`GET /variants/{id}`) */
-  getVariant(id: string): Promise<Variant> {
-    return this.send({ method: 'GET', path: '/variants/{id}' }, { id });
+  getVariant(id: string, query: { key?: string } = {}): Promise<Variant> {
+    return this.send({ method: 'GET', path: '/variants/{id}' }, { id }, undefined, query);
   }
   /** List peers (`POST /peers/list`) */
   listPeers(request: ListPeersRequest = {}): Paged<Peer, ListPeersResponse> {
@@ -673,48 +673,48 @@ export class Ga4ghClient extends ClientCore {
     return this.paged({ method: 'POST', path: '/rnaquantificationsets/search' }, request, 'rnaQuantificationSets');
   }
   /** Get one rna quantification set by id (`GET /rnaquantificationsets/{id}`) */
-  getRnaQuantificationSet(id: string): Promise<RnaQuantificationSet> {
-    return this.send({ method: 'GET', path: '/rnaquantificationsets/{id}' }, { id });
+  getRnaQuantificationSet(id: string, query: { key?: string } = {}): Promise<RnaQuantificationSet> {
+    return this.send({ method: 'GET', path: '/rnaquantificationsets/{id}' }, { id }, undefined, query);
   }
   /** Search rna quantifications (`POST /rnaquantifications/search`) */
   searchRnaQuantifications(request: SearchRnaQuantificationsRequest): Paged<RnaQuantification, SearchRnaQuantificationsResponse> {
     return this.paged({ method: 'POST', path: '/rnaquantifications/search' }, request, 'rnaQuantifications');
   }
   /** Get one rna quantification by id (`GET /rnaquantifications/{id}`) */
-  getRnaQuantification(id: string): Promise<RnaQuantification> {
-    return this.send({ method: 'GET', path: '/rnaquantifications/{id}' }, { id });
+  getRnaQuantification(id: string, query: { key?: string } = {}): Promise<RnaQuantification> {
+    return this.send({ method: 'GET', path: '/rnaquantifications/{id}' }, { id }, undefined, query);
   }
   /** Search expression levels (`POST /expressionlevels/search`) */
   searchExpressionLevels(request: SearchExpressionLevelsRequest): Paged<ExpressionLevel, SearchExpressionLevelsResponse> {
     return this.paged({ method: 'POST', path: '/expressionlevels/search' }, request, 'expressionLevels');
   }
   /** Get one expression level by id (`GET /expressionlevels/{id}`) */
-  getExpressionLevel(id: string): Promise<ExpressionLevel> {
-    return this.send({ method: 'GET', path: '/expressionlevels/{id}' }, { id });
+  getExpressionLevel(id: string, query: { key?: string } = {}): Promise<ExpressionLevel> {
+    return this.send({ method: 'GET', path: '/expressionlevels/{id}' }, { id }, undefined, query);
   }
   /** Search individuals (`POST /individuals/search`) */
   searchIndividuals(request: SearchIndividualsRequest = {}): Paged<Individual, SearchIndividualsResponse> {
     return this.paged({ method: 'POST', path: '/individuals/search' }, request, 'individuals');
   }
   /** Get one individual by id (`GET /individuals/{id}`) */
-  getIndividual(id: string): Promise<Individual> {
-    return this.send({ method: 'GET', path: '/individuals/{id}' }, { id });
+  getIndividual(id: string, query: { key?: string } = {}): Promise<Individual> {
+    return this.send({ method: 'GET', path: '/individuals/{id}' }, { id }, undefined, query);
   }
   /** Search biosamples (`POST /biosamples/search`) */
   searchBiosamples(request: SearchBiosamplesRequest = {}): Paged<Biosample, SearchBiosamplesResponse> {
     return this.paged({ method: 'POST', path: '/biosamples/search' }, request, 'biosamples');
   }
   /** Get one biosample by id (`GET /biosamples/{id}`) */
-  getBiosample(id: string): Promise<Biosample> {
-    return this.send({ method: 'GET', path: '/biosamples/{id}' }, { id });
+  getBiosample(id: string, query: { key?: string } = {}): Promise<Biosample> {
+    return this.send({ method: 'GET', path: '/biosamples/{id}' }, { id }, undefined, query);
   }
   /** Search variant annotation sets (`POST /variantannotationsets/search`) */
   searchVariantAnnotationSets(request: SearchVariantAnnotationSetsRequest): Paged<VariantAnnotationSet, SearchVariantAnnotationSetsResponse> {
     return this.paged({ method: 'POST', path: '/variantannotationsets/search' }, request, 'variantAnnotationSets');
   }
   /** Get one variant annotation set by id (`GET /variantannotationsets/{id}`) */
-  getVariantAnnotationSet(id: string): Promise<VariantAnnotationSet> {
-    return this.send({ method: 'GET', path: '/variantannotationsets/{id}' }, { id });
+  getVariantAnnotationSet(id: string, query: { key?: string } = {}): Promise<VariantAnnotationSet> {
+    return this.send({ method: 'GET', path: '/variantannotationsets/{id}' }, { id }, undefined, query);
   }
   /** Search variant annotations (`POST /variantannotations/search`) */
   searchVariantAnnotations(request: SearchVariantAnnotationsRequest): Paged<VariantAnnotation, SearchVariantAnnotationsResponse> {
