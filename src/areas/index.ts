@@ -5,11 +5,12 @@ export type { AppContext, Area } from './area.js';
 import { datasetsArea } from './datasets/index.js';
 import { infoArea } from './info/index.js';
 import { peersArea } from './peers/index.js';
+import { readsArea } from './reads/index.js';
 import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
 
-export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea];
+export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, readsArea];
 
 export function allMigrations(): Migration[] {
   return areas.flatMap((a) => a.migrations).sort((a, b) => a.version - b.version);
