@@ -64,7 +64,8 @@ export class CramRecords extends RecordCursor {
       const slice = this.slices[this.next_++];
       const records = await this.file.cram.getRecordsInSlice(slice, (r) => r.sequenceId === this.seqId);
       if (!records.length) continue;
-      this.bytes = Buffer.concat(records.map((r) => encodeBamRecord(r, this.readGroupNames)));
+      const lengths = templateLengths(records);
+      this.bytes = Buffer.concat(records.map((r, i) => encodeBamRecord(r, this.readGroupNames, lengths[i])));
       this.at = this.end = 0;
       return true;
     }
@@ -76,6 +77,24 @@ export class CramRecords extends RecordCursor {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * TLEN of records whose mate lies in the same slice (CRAM leaves it to the decoder): from the leftmost
+ * start to the rightmost end on the reference, counting each read's CIGAR as htslib does, positive for
+ * the leftmost read (the first of the pair when both start together) and negative for the other.
+ * @gmod/cram estimates it from read lengths instead, which is wrong for clipped reads, and unsigned.
+ */
+function templateLengths(records: CramRecord[]): Array<number | undefined> {
+  const byId = new Map(records.map((r) => [r.uniqueId, r]));
+  const endOf = (r: CramRecord) => r.alignmentStart + Math.max(r.lengthOnRef ?? 1, 1) - 1;
+  return records.map((r) => {
+    const mate = r.mate?.uniqueId !== undefined ? byId.get(r.mate.uniqueId) : undefined;
+    if (!mate || r.templateSize !== undefined || (r.flags & 4) || (mate.flags & 4) || mate.sequenceId !== r.sequenceId) return undefined;
+    const length = Math.max(endOf(r), endOf(mate)) - Math.min(r.alignmentStart, mate.alignmentStart) + 1;
+    const leftmost = r.alignmentStart < mate.alignmentStart || (r.alignmentStart === mate.alignmentStart && (r.flags & 64) !== 0);
+    return leftmost ? length : -length;
+  });
 }
 
 const CIGAR_CODES: Record<string, number> = { M: 0, I: 1, D: 2, N: 3, S: 4, H: 5, P: 6 };
@@ -151,7 +170,7 @@ function tagBytes(name: string, value: unknown): Buffer | undefined {
 }
 
 /** A decoded CRAM record as the bytes of a BAM record (SAM specification, section 4.2). */
-export function encodeBamRecord(record: CramRecord, readGroupNames: string[]): Buffer {
+export function encodeBamRecord(record: CramRecord, readGroupNames: string[], templateLength?: number): Buffer {
   const name = Buffer.from((record.readName ?? '*') + '\0', 'utf8');
   const unmapped = (record.flags & 4) !== 0;
   const cigar = unmapped ? [] : cigarOf(record);
@@ -180,7 +199,7 @@ export function encodeBamRecord(record: CramRecord, readGroupNames: string[]): B
   out.writeInt32LE(sequence.length, 20);
   out.writeInt32LE(record.mate ? record.mate.sequenceId : -1, 24);
   out.writeInt32LE(record.mate ? record.mate.alignmentStart - 1 : -1, 28);
-  out.writeInt32LE(record.templateSize ?? record.templateLength ?? 0, 32);
+  out.writeInt32LE(templateLength ?? record.templateSize ?? record.templateLength ?? 0, 32);
   let at = 36;
   name.copy(out, at);
   at += name.length;
