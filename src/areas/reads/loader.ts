@@ -82,31 +82,34 @@ export async function loadReadGroupSet(registry: Registry, datasetName: string, 
   const format = /\.bam$/i.test(pathname) ? 'BAM' : /\.cram$/i.test(pathname) ? 'CRAM' : undefined;
   if (!format) throw new UserError(`${location} is neither a BAM (.bam) nor a CRAM (.cram) file`);
   if (!(await exists(file))) throw new UserError(isUrl(file) ? `${file} cannot be read` : `no such file: ${file}`);
-  const { indexPath, indexKind } = await indexOf(file, format === 'BAM' ? ['bai', 'csi'] : ['crai'], stem);
-
+  // The header first: an unsorted file has no index, and sorting comes before indexing.
   let headerText: string;
   let fileReferences: string[];
-  let index: BamIndex | undefined;
   try {
     if (format === 'BAM') {
       const header = await readBamHeader(openFile(file), file);
       headerText = header.text;
       fileReferences = header.references.map((r) => r.name);
-      index = await BamIndex.open(openFile(indexPath), indexKind as 'bai' | 'csi', indexPath);
     } else {
-      const cram = new CramFile(openFile(file), openFile(indexPath), async () => '');
-      headerText = await cram.headerText();
-      await cram.slicesOf(0, 0, 1); // the index parses
+      headerText = await new CramFile(openFile(file), openFile(file), async () => '').headerText();
       fileReferences = parseSamHeader(headerText).references.map((r) => r.name);
     }
   } catch (e) {
-    throw new UserError(`cannot read ${file} with its index ${indexPath}: ${(e as Error).message}`);
+    throw new UserError(`cannot read the header of ${file}: ${(e as Error).message}`);
   }
   const header = parseSamHeader(headerText);
   if (header.sortOrder !== undefined && header.sortOrder !== 'coordinate') {
     throw new UserError(
       `${location} is sorted by ${header.sortOrder}, not by coordinate (@HD SO); sort and index it: samtools sort -o sorted.${format.toLowerCase()} ${location} && samtools index sorted.${format.toLowerCase()}`,
     );
+  }
+  const { indexPath, indexKind } = await indexOf(file, format === 'BAM' ? ['bai', 'csi'] : ['crai'], stem);
+  let index: BamIndex | undefined;
+  try {
+    if (format === 'BAM') index = await BamIndex.open(openFile(indexPath), indexKind as 'bai' | 'csi', indexPath);
+    else await new CramFile(openFile(file), openFile(indexPath), async () => '').slicesOf(0, 0, 1); // the index parses
+  } catch (e) {
+    throw new UserError(`cannot read the index ${indexPath} of ${file}: ${(e as Error).message}`);
   }
   if (index && index.referenceCount > fileReferences.length) {
     throw new UserError(`the index ${indexPath} lists ${index.referenceCount} references but ${file} has ${fileReferences.length}; index it again: samtools index ${file}`);
