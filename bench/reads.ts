@@ -7,14 +7,12 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { once } from 'node:events';
 import { Client, tokenIn } from './client.js';
 import { prng, run, type DataManifest } from './data.js';
-import { cpuSecondsOf, memoryOf, trackPeakMemory } from './processes.js';
-import type { Context } from './parts.js';
+import { medianSeconds, type Context } from './parts.js';
+import { cpuSecondsOf, startReplayServer, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
 
 /** Bump when the generator changes, so an old BAM is not reused. */
@@ -106,4 +104,169 @@ export async function ensureReadsData(data: DataManifest, reads: number, log: (l
   const manifest: ReadsManifest = { bam, reads, contig: data.contig, region };
   fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
   return manifest;
+}
+
+const ALIGNMENT_KEY = Buffer.from('"readGroupId"');
+
+/** Counts the alignments of a page as its chunks arrive: every alignment has one readGroupId key. */
+function countAlignments(): { add(chunk: Buffer): void; count(): number } {
+  let n = 0;
+  let carry: Buffer = Buffer.alloc(0);
+  const keep = ALIGNMENT_KEY.length - 1;
+  const countIn = (b: Buffer) => {
+    let c = 0;
+    for (let at = b.indexOf(ALIGNMENT_KEY); at !== -1; at = b.indexOf(ALIGNMENT_KEY, at + ALIGNMENT_KEY.length)) c++;
+    return c;
+  };
+  return {
+    add(chunk) {
+      n += countIn(chunk);
+      if (carry.length) n += countIn(Buffer.concat([carry, chunk.subarray(0, keep)]));
+      carry = Buffer.from(chunk.subarray(Math.max(0, chunk.length - keep)));
+    },
+    count: () => n,
+  };
+}
+
+interface ReadsPass {
+  seconds: number;
+  pages: number;
+  alignments: number;
+  bytes: number;
+  serverCpuSeconds: number;
+}
+
+/**
+ * Pages through the region with `client` to the end. With `record`, each page's bytes are appended to
+ * that file and indexed by the pageToken of the request that asked for it (for the replay baseline).
+ */
+async function readsPass(
+  client: Client,
+  request: Record<string, unknown>,
+  pid: number,
+  record?: { file: number; index: Record<string, [number, number]>; at: number },
+): Promise<ReadsPass> {
+  const pass: ReadsPass = { seconds: 0, pages: 0, alignments: 0, bytes: 0, serverCpuSeconds: 0 };
+  const cpu = cpuSecondsOf(pid);
+  const start = performance.now();
+  let pageToken: string | undefined;
+  do {
+    const counter = countAlignments();
+    const chunks: Buffer[] = [];
+    let tail: Buffer = Buffer.alloc(0);
+    let bytes = 0;
+    const status = await client.stream('POST', '/reads/search', pageToken ? { ...request, pageToken } : request, (chunk) => {
+      counter.add(chunk);
+      bytes += chunk.length;
+      if (record) chunks.push(chunk);
+      tail = chunk.length >= 4096 ? chunk : Buffer.concat([tail, chunk]).subarray(-4096);
+    });
+    if (status !== 200) throw new Error(`POST /reads/search answered ${status}: ${tail.toString('utf8', 0, 300)}`);
+    if (record) {
+      const body = Buffer.concat(chunks);
+      fs.writeSync(record.file, body);
+      record.index[pageToken ?? ''] = [record.at, body.length];
+      record.at += body.length;
+    }
+    pass.pages++;
+    pass.alignments += counter.count();
+    pass.bytes += bytes;
+    pageToken = tokenIn(tail);
+  } while (pageToken);
+  pass.seconds = (performance.now() - start) / 1000;
+  pass.serverCpuSeconds = cpuSecondsOf(pid) - cpu;
+  return pass;
+}
+
+/**
+ * Reads per second over HTTP, every read of the region paged to the end with pageSize 1000, beside
+ * `samtools view REGION > /dev/null` and beside a bare server replaying the same pages.
+ */
+export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<Figure[]> {
+  const { client, options, log } = ctx;
+  const { datasets } = await client.json('POST', '/datasets/search', {});
+  const datasetId = datasets.find((d: any) => d.name === 'bench').id;
+  const { readGroupSets } = await client.json('POST', '/readgroupsets/search', { datasetId, name: 'bench-reads' });
+  const request = {
+    readGroupIds: readGroupSets[0].readGroups.map((g: { id: string }) => g.id),
+    referenceId: ctx.ids.referenceId,
+    start: reads.region.start,
+    end: reads.region.end,
+    pageSize: 1000,
+  };
+  const regionText = `${reads.contig}:${reads.region.start + 1}-${reads.region.end}`;
+  log(`reads baseline: samtools view ${regionText} > /dev/null (${options.repetitions} runs)`);
+  const samtools = await medianSeconds(options.repetitions, 'samtools', ['view', reads.bam, regionText]);
+
+  // An untimed pass first: it checks the count, warms the server and records the pages for the replay.
+  log(`reads: verification pass over ${reads.region.reads.toLocaleString('en')} reads, recording the pages`);
+  const bodies = path.join(ctx.logDir, 'reads-replay.bin');
+  const record = { file: fs.openSync(bodies, 'w'), index: {} as Record<string, [number, number]>, at: 0 };
+  let verified: ReadsPass;
+  try {
+    verified = await readsPass(client, request, ctx.server.pid, record);
+  } finally {
+    fs.closeSync(record.file);
+  }
+  if (verified.alignments !== reads.region.reads) {
+    throw new Error(`the reads search gave ${verified.alignments} alignments; samtools view -c counts ${reads.region.reads} in ${regionText}`);
+  }
+  const indexFile = path.join(ctx.logDir, 'reads-replay.json');
+  fs.writeFileSync(indexFile, JSON.stringify(record.index));
+
+  log('reads: timed pass, pageSize 1000');
+  const peak = trackPeakMemory(ctx.server.pid);
+  const timed = await readsPass(client, request, ctx.server.pid);
+  const memory = peak();
+
+  log('reads baseline: bare server replaying the same pages');
+  const replay = await startReplayServer(bodies, indexFile, path.join(ctx.logDir, 'replay-server.log'));
+  let replayed: ReadsPass;
+  const replayClient = new Client(replay.url);
+  try {
+    await readsPass(replayClient, request, replay.pid); // warm-up
+    replayed = await readsPass(replayClient, request, replay.pid);
+  } finally {
+    replayClient.close();
+    await replay.stop();
+    fs.rmSync(bodies, { force: true });
+  }
+  if (replayed.alignments !== timed.alignments) throw new Error(`the replay gave ${replayed.alignments} alignments, the server ${timed.alignments}`);
+
+  const value = timed.alignments / timed.seconds;
+  const detail = {
+    seconds: timed.seconds,
+    pages: timed.pages,
+    alignments: timed.alignments,
+    megabytes: timed.bytes / (1024 * 1024),
+    bytesPerAlignment: timed.bytes / timed.alignments,
+    serverCpuSeconds: timed.serverCpuSeconds,
+    serverPeakRssMegabytes: memory.peak / (1024 * 1024),
+    region: regionText,
+    bamReads: reads.reads,
+  };
+  const samtoolsRate = reads.region.reads / samtools.wall;
+  const replayRate = replayed.alignments / replayed.seconds;
+  return [
+    judge({
+      part: 'READS',
+      name: 'reads of a region, pageSize 1000',
+      unit: 'reads/s',
+      value,
+      baselineName: 'samtools view REGION',
+      baseline: samtoolsRate,
+      ratio: value / samtoolsRate,
+      detail: { ...detail, samtoolsSeconds: samtools.wall, samtoolsCpuSeconds: samtools.cpu },
+    }),
+    judge({
+      part: 'READS',
+      name: 'reads of a region, pageSize 1000, beside the same bytes replayed',
+      unit: 'reads/s',
+      value,
+      baselineName: 'bare replay',
+      baseline: replayRate,
+      ratio: value / replayRate,
+      detail: { ...detail, replaySeconds: replayed.seconds, replayCpuSeconds: replayed.serverCpuSeconds },
+    }),
+  ];
 }
