@@ -128,7 +128,9 @@ export function assertAlignmentMatches(a: any, r: SamRecord, readGroupId: string
     );
   }
   assert.deepEqual(a.attributes, expectedAttributes(r.tags), where);
-  assert.match(a.id, /^[A-Za-z0-9_-]+$/);
+  // The documented id: [dataset, "rgs", set, group, reference or "*", 0-based position, read name, flag].
+  const group = JSON.parse(Buffer.from(a.readGroupId, 'base64url').toString());
+  assert.equal(a.id, idOf(...group, r.rname, String(r.pos - 1), r.qname, String(r.flag)), where);
 }
 
 /** The RG tag of a record (undefined without one). */

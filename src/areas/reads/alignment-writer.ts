@@ -17,7 +17,6 @@
  *   doubleValue (the shortest text that reads back as the same 32-bit float), A, Z and H as
  *   stringValue, B arrays as one value per element.
  */
-import { encodeId } from '../../protocol/ids.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, AttributeValueList, Attributes } from '../../protocol/common.js';
 import type { ByteChunks } from '../variants/variant-writer.js';
@@ -94,6 +93,8 @@ function float32Text(value: number): string {
   return String(value);
 }
 
+const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
+
 const TAG_SIZES: Record<number, number> = { 65: 1, 99: 1, 67: 1, 115: 2, 83: 2, 105: 4, 73: 4, 102: 4 }; // A c C s S i I f
 
 /** Names and ids of one read group set, computed once and reused for every record. */
@@ -113,11 +114,86 @@ export class AlignmentWriter {
   private readonly groupIndex = new Map<string, number>();
   private readonly groupIdBytes: Buffer[];
   private readonly referenceNameBytes: Buffer[];
+  /** The JSON text of an alignment id up to its position: `["ds","rgs","set","group","reference","`, per group and reference (+1: none). */
+  private readonly idPrefixes: Buffer[][];
+  /** The id's JSON text is assembled here, then written in base64url (no string made per read). */
+  private idText = Buffer.allocUnsafe(1024);
 
-  constructor(private readonly context: WriterContext) {
+  constructor(context: WriterContext) {
     context.readGroupNames.forEach((name, i) => this.groupIndex.set(name, i));
     this.groupIdBytes = context.readGroupIds.map((id) => Buffer.from(JSON.stringify(id)));
     this.referenceNameBytes = context.referenceNames.map((name) => Buffer.from(JSON.stringify(name)));
+    this.idPrefixes = context.readGroupNames.map((group) =>
+      [...context.referenceNames, '*'].map((reference) => {
+        const text = JSON.stringify([context.datasetName, 'rgs', context.setName, group, reference, '']);
+        return Buffer.from(text.slice(0, -2)); // up to the opening quote of the position
+      }),
+    );
+  }
+
+  /**
+   * Writes the id of the record at `at` as base64url of the JSON array
+   * [dataset, "rgs", set, group, reference or "*", position, read name, flag], the text encodeId gives.
+   */
+  private id(bytes: Buffer, group: number, refId: number, position: number, nameStart: number, nameEnd: number, flag: number): void {
+    const prefixes = this.idPrefixes[group];
+    const prefix = prefixes[refId >= 0 && refId < prefixes.length - 1 ? refId : prefixes.length - 1];
+    let plainName = true;
+    for (let i = nameStart; i < nameEnd; i++) {
+      const b = bytes[i];
+      if (b < 32 || b === 34 || b === 92 || b > 126) {
+        plainName = false;
+        break;
+      }
+    }
+    const name = plainName ? undefined : Buffer.from(JSON.stringify(bytes.toString('latin1', nameStart, nameEnd)));
+    const size = prefix.length + 40 + (name ? name.length : nameEnd - nameStart + 2);
+    if (this.idText.length < size) this.idText = Buffer.allocUnsafe(size * 2);
+    const text = this.idText;
+    prefix.copy(text, 0);
+    let n = prefix.length;
+    n += text.write(String(position), n, 'latin1');
+    text[n++] = 34; // "
+    text[n++] = 44; // ,
+    if (name) n += name.copy(text, n);
+    else {
+      text[n++] = 34;
+      n += bytes.copy(text, n, nameStart, nameEnd);
+      text[n++] = 34;
+    }
+    text[n++] = 44;
+    text[n++] = 34;
+    n += text.write(String(flag), n, 'latin1');
+    text[n++] = 34;
+    text[n++] = 93; // ]
+    // base64url, no padding
+    this.ensure(Math.ceil((n * 4) / 3) + 4);
+    const out = this.buffer;
+    let o = this.used;
+    let i = 0;
+    for (; i + 3 <= n; i += 3) {
+      const v = (text[i] << 16) | (text[i + 1] << 8) | text[i + 2];
+      out[o++] = BASE64URL[v >> 18];
+      out[o++] = BASE64URL[(v >> 12) & 63];
+      out[o++] = BASE64URL[(v >> 6) & 63];
+      out[o++] = BASE64URL[v & 63];
+    }
+    if (n - i === 1) {
+      const v = text[i] << 16;
+      out[o++] = BASE64URL[v >> 18];
+      out[o++] = BASE64URL[(v >> 12) & 63];
+    } else if (n - i === 2) {
+      const v = (text[i] << 16) | (text[i + 1] << 8);
+      out[o++] = BASE64URL[v >> 18];
+      out[o++] = BASE64URL[(v >> 12) & 63];
+      out[o++] = BASE64URL[(v >> 6) & 63];
+    }
+    this.used = o;
+  }
+
+  private byte(b: number): void {
+    this.ensure(1);
+    this.buffer[this.used++] = b;
   }
 
   /**
@@ -214,22 +290,9 @@ export class AlignmentWriter {
     const templateLength = bytes.readInt32LE(at + 32);
     const nameStart = at + 36;
     const nameEnd = nameStart + nameLength - 1; // without its NUL
-    const referenceName = refId >= 0 ? this.context.referenceNames[refId] : '*';
-    const fragmentName = bytes.toString('latin1', nameStart, nameEnd);
 
     this.put(k.id);
-    this.text(
-      encodeId([
-        this.context.datasetName,
-        'rgs',
-        this.context.setName,
-        this.context.readGroupNames[group],
-        referenceName ?? '*',
-        String(position),
-        fragmentName,
-        String(flag),
-      ]),
-    );
+    this.id(bytes, group, refId, position, nameStart, nameEnd, flag);
     this.put(k.readGroupId);
     this.put(this.groupIdBytes[group]);
     this.put(k.fragmentName);
@@ -263,15 +326,15 @@ export class AlignmentWriter {
         for (let i = 0; i < cigarCount; i++) {
           const unit = bytes.readUInt32LE(cursor + i * 4);
           const op = k.cigarOps[unit & 15];
-          if (!op) throw new Error(`a CIGAR operation of read ${fragmentName} is not one of MIDNSHP=X`);
-          if (i) this.text(',');
+          if (!op) throw new Error(`a CIGAR operation of read ${bytes.toString('latin1', nameStart, nameEnd)} is not one of MIDNSHP=X`);
+          if (i) this.byte(44);
           this.put(op);
           this.int(unit >>> 4);
-          this.text('}');
+          this.byte(125);
         }
-        this.text(']');
+        this.byte(93);
       }
-      this.text('}');
+      this.byte(125);
     }
     cursor += cigarCount * 4;
     this.put(k.secondaryAlignment);
@@ -308,8 +371,8 @@ export class AlignmentWriter {
           buffer[q++] = 44;
         }
         this.used = q - 1;
-        this.text(']');
-      } else this.text('"');
+        this.byte(93);
+      } else this.byte(34);
     }
 
     if (mateRefId >= 0 && matePosition >= 0 && this.referenceNameBytes[mateRefId]) {
@@ -320,7 +383,7 @@ export class AlignmentWriter {
       this.put(flag & 32 ? k.strandMinus : k.strandPlus);
     }
     if (tagStart < end) this.attributes(bytes, tagStart, end, k);
-    this.text('}');
+    this.byte(125);
     out.bytes(this.buffer, 0, this.used);
   }
 
@@ -336,7 +399,11 @@ export class AlignmentWriter {
       }
       this.put(first ? k.attributes : COMMA);
       first = false;
-      this.text('"' + bytes.toString('latin1', tag, tag + 2) + '"');
+      this.ensure(4);
+      this.buffer[this.used++] = 34;
+      this.buffer[this.used++] = bytes[tag];
+      this.buffer[this.used++] = bytes[tag + 1];
+      this.buffer[this.used++] = 34;
       this.put(k.values);
       switch (type) {
         case 65: // A
@@ -347,7 +414,7 @@ export class AlignmentWriter {
         case 72: // H
           this.put(k.stringValue);
           this.stringFrom(bytes, values, next - 1);
-          this.text('}');
+          this.byte(125);
           break;
         case 66: {
           const subtype = bytes[values];
@@ -362,7 +429,8 @@ export class AlignmentWriter {
         default:
           this.number(type, bytes, values, k);
       }
-      this.text(']}');
+      this.byte(93);
+      this.byte(125);
       tag = next;
     }
     if (!first) this.text('}}');
@@ -386,7 +454,7 @@ export class AlignmentWriter {
     }
     this.put(value > 2147483647 ? k.int64Value : k.int32Value);
     this.int(value);
-    this.text('}');
+    this.byte(125);
   }
 }
 
