@@ -220,9 +220,18 @@ export class AlignmentWriter {
   }
 
   private put(piece: Buffer): void {
-    this.ensure(piece.length);
-    piece.copy(this.buffer, this.used);
-    this.used += piece.length;
+    const n = piece.length;
+    this.ensure(n);
+    // Keys are short: a byte loop costs less than Buffer.copy's call (which made a subarray per key).
+    if (n < 64) {
+      const buffer = this.buffer;
+      let o = this.used;
+      for (let i = 0; i < n; i++) buffer[o++] = piece[i];
+      this.used = o;
+    } else {
+      this.buffer.set(piece, this.used);
+      this.used += n;
+    }
   }
 
   private text(text: string): void {
