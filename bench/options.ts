@@ -7,6 +7,8 @@ import { PARTS, type Part } from './report.js';
 
 export interface BenchOptions {
   data: DataParams;
+  /** Reads of the generated BAM of the reads part. */
+  reads: number;
   /** Seconds of each autocannon run of P3. */
   duration: number;
   /** Pages of 100 followed to reach P4's deep page. */
@@ -25,6 +27,7 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --samples N           samples of the cohort (BENCH_SAMPLES, default 2504)
   --reference-length N  bases of the reference contig (BENCH_REFERENCE_LENGTH, default 20M)
   --rna-rows N          rows of the RNA quantification (BENCH_RNA_ROWS, default 1M)
+  --reads N             reads of the generated BAM of the READS part (BENCH_READS, default 1M)
   --duration S          seconds of each autocannon run in P3 (BENCH_DURATION, default 5)
   --deep-pages N        pages of 100 followed to reach P4's deep page (BENCH_DEEP_PAGES, default 2000)
   --repetitions N       timed repetitions of single requests and baseline commands (BENCH_REPETITIONS, default 5)
@@ -53,6 +56,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     samples: { type: 'string' },
     'reference-length': { type: 'string' },
     'rna-rows': { type: 'string' },
+    reads: { type: 'string' },
     duration: { type: 'string' },
     'deep-pages': { type: 'string' },
     repetitions: { type: 'string' },
@@ -88,6 +92,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       referenceLength: count(pick('reference-length', 'BENCH_REFERENCE_LENGTH', '20M'), '--reference-length'),
       rnaRows: count(pick('rna-rows', 'BENCH_RNA_ROWS', '1M'), '--rna-rows'),
     },
+    reads: count(pick('reads', 'BENCH_READS', '1M'), '--reads'),
     duration: count(pick('duration', 'BENCH_DURATION', '5'), '--duration'),
     deepPages: count(pick('deep-pages', 'BENCH_DEEP_PAGES', '2000'), '--deep-pages'),
     repetitions: count(pick('repetitions', 'BENCH_REPETITIONS', '5'), '--repetitions'),

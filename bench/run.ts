@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: generates deterministic data, loads it through the CLI, starts `ga4gh serve` in
- * its own process and measures P1–P5 of issue 6, each beside a baseline, then prints one table and
+ * its own process and measures P1–P5 of issue 6 and the reads part of issue 12, each beside a baseline, then prints one table and
  * writes the same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -13,6 +13,7 @@ import { parseOptions, UsageError } from './options.js';
 import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests, measureVariants } from './parts.js';
 import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
 import { formatSummary, summarizeFile } from './profile-top.js';
+import { ensureReadsData, measureReads } from './reads.js';
 import { type Figure, formatTable, type Part } from './report.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
 
   await ensureTools();
   const data = await ensureData(options.scratch, options.data, log);
+  const reads = wants('READS') ? await ensureReadsData(data, options.reads, log) : undefined;
 
   // Loading through the CLI, as a user would, into a fresh registry.
   const registry = path.join(data.dir, 'registry.sqlite');
@@ -83,6 +85,9 @@ async function main(): Promise<void> {
   if (needRna) {
     loads.push(['repo add-rnaquantificationset', ['repo', 'add-rnaquantificationset', registry, 'bench', 'rnaseq']]);
     loads.push(['repo add-rnaquantification', ['repo', 'add-rnaquantification', registry, 'bench', 'rnaseq', data.rna, '--name', 'bench-sample', '--format', 'kallisto']]);
+  }
+  if (reads) {
+    loads.push(['repo add-readgroupset', ['repo', 'add-readgroupset', registry, 'bench', reads.bam, '--referenceset', 'bench-ref', '--name', 'bench-reads']]);
   }
   const loadSeconds: Record<string, number> = {};
   for (const [name, args] of loads) {
@@ -105,6 +110,7 @@ async function main(): Promise<void> {
     { part: 'P2', when: wants('P2'), run: measureBases },
     { part: 'P3', when: wants('P3'), run: measureSmallRequests },
     { part: 'P4', when: wants('P4'), run: measureExpression },
+    { part: 'READS', when: reads !== undefined, run: (ctx) => measureReads(ctx, reads!) },
   ];
   const figures: Figure[] = [];
   const profiles: string[] = [];

@@ -18,7 +18,7 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_0
   const out = path.join(dir, 'results', 'latest.json');
   const args = [
     '--import', 'tsx', path.join(ROOT, 'bench', 'run.ts'),
-    '--sites', '200', '--samples', '50', '--reference-length', '1M', '--rna-rows', '20k',
+    '--sites', '200', '--samples', '50', '--reference-length', '1M', '--rna-rows', '20k', '--reads', '20k',
     '--duration', '1', '--repetitions', '2', '--deep-pages', '50', '--no-targets',
     '--scratch', path.join(dir, 'scratch'), '--out', out,
   ];
@@ -34,12 +34,12 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['P1', 'P2', 'P3', 'P4', 'P5']);
+  assert.deepEqual([...parts].sort(), ['P1', 'P2', 'P3', 'P4', 'P5', 'READS']);
   // P1 twice (two page sizes; a per-CPU-second row only when the pass used a second of CPU), P3 five
   // endpoints, P4 first/deep/names and four thresholds.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
-  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5')], [2, 1, 5, 7, 1]);
+  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5'), count('READS')], [2, 1, 5, 7, 1, 2]);
   for (const f of result.figures) {
     for (const key of ['value', 'baseline', 'ratio']) {
       assert.ok(typeof f[key] === 'number' && Number.isFinite(f[key]) && f[key] > 0, `${f.part} ${f.name}: ${key} is ${f[key]}`);
@@ -54,9 +54,16 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_0
   assert.equal(p1.detail.variants, records.length);
   assert.equal(p1.detail.verifiedCalls, records.length * 50, "every call counted one by one");
   assert.equal(result.figures.find((f: { part: string }) => f.part === 'P2').detail.bases, 1_000_000);
-  for (const step of ['repo init', 'repo add-referenceset', 'repo add-variantset', 'repo add-rnaquantification']) {
+  // Every read of the reads region, as samtools counts them in the generated BAM.
+  const readsFigure = result.figures.find((f: { part: string }) => f.part === 'READS');
+  const dataDir = path.join(dir, 'scratch', fs.readdirSync(path.join(dir, 'scratch'))[0]);
+  const bam = path.join(dataDir, fs.readdirSync(dataDir).find((n) => n.endsWith('.bam'))!);
+  const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
+  assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
+  assert.equal(readsFigure.detail.alignments, inRegion);
+  for (const step of ['repo init', 'repo add-referenceset', 'repo add-variantset', 'repo add-rnaquantification', 'repo add-readgroupset']) {
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
   // The table printed on standard output names every part.
-  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
+  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'READS']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
 });

@@ -9,6 +9,7 @@ import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
 import { peersArea } from './peers/index.js';
 import { phenotypesArea } from './phenotypes/index.js';
+import { readsArea } from './reads/index.js';
 import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
@@ -24,6 +25,7 @@ export const areas: Area[] = [
   biometadataArea,
   annotationsArea,
   phenotypesArea,
+  readsArea,
 ];
 
 /** Every area's migrations, in version order: the composition roots hand them to the registry. */

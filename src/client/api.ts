@@ -598,6 +598,102 @@ export interface EnvironmentalContext {
   description?: string;
 }
 
+export interface SearchReadGroupSetsRequest {
+  datasetId: string;
+  name?: string;
+  biosampleId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchReadGroupSetsResponse {
+  readGroupSets: ReadGroupSet[];
+  nextPageToken?: string;
+}
+
+export interface ReadGroupSet {
+  id?: string;
+  datasetId?: string;
+  name?: string;
+  stats?: ReadStats;
+  readGroups?: ReadGroup[];
+  attributes?: Attributes;
+}
+
+export interface ReadStats {
+  alignedReadCount?: number;
+  unalignedReadCount?: number;
+  baseCount?: number;
+}
+
+export interface ReadGroup {
+  id?: string;
+  datasetId?: string;
+  name?: string;
+  description?: string;
+  sampleName?: string;
+  biosampleId?: string;
+  experiment?: Experiment;
+  predictedInsertSize?: number;
+  created?: number;
+  updated?: number;
+  stats?: ReadStats;
+  programs?: Program[];
+  referenceSetId?: string;
+  attributes?: Attributes;
+}
+
+export interface SearchReadsRequest {
+  readGroupIds: string[];
+  referenceId?: string;
+  start?: number;
+  end?: number;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchReadsResponse {
+  alignments: ReadAlignment[];
+  nextPageToken?: string;
+}
+
+export interface ReadAlignment {
+  id?: string;
+  readGroupId?: string;
+  fragmentName?: string;
+  improperPlacement?: boolean;
+  duplicateFragment?: boolean;
+  numberReads?: number;
+  fragmentLength?: number;
+  readNumber?: number;
+  failedVendorQualityChecks?: boolean;
+  alignment?: LinearAlignment;
+  secondaryAlignment?: boolean;
+  supplementaryAlignment?: boolean;
+  alignedSequence?: string;
+  alignedQuality?: number[];
+  nextMatePosition?: Position;
+  attributes?: Attributes;
+}
+
+export interface LinearAlignment {
+  position?: Position;
+  mappingQuality?: number;
+  cigar?: CigarUnit[];
+}
+
+export interface Position {
+  referenceName?: string;
+  position?: number;
+  strand?: "STRAND_UNSPECIFIED" | "NEG_STRAND" | "POS_STRAND";
+}
+
+export interface CigarUnit {
+  operation?: "OPERATION_UNSPECIFIED" | "ALIGNMENT_MATCH" | "INSERT" | "DELETE" | "SKIP" | "CLIP_SOFT" | "CLIP_HARD" | "PAD" | "SEQUENCE_MATCH" | "SEQUENCE_MISMATCH";
+  operationLength?: number;
+  referenceSequence?: string;
+}
+
 /** One method per endpoint of the server; searches return Paged (iterate with `for await`). */
 export class Ga4ghClient extends ClientCore {
   /** Get info (`GET /info`) */
@@ -731,5 +827,21 @@ export class Ga4ghClient extends ClientCore {
   /** Search genotype phenotype (`POST /featurephenotypeassociations/search`) */
   searchGenotypePhenotype(request: SearchGenotypePhenotypeRequest = {}): Paged<FeaturePhenotypeAssociation, SearchGenotypePhenotypeResponse> {
     return this.paged({ method: 'POST', path: '/featurephenotypeassociations/search' }, request, 'associations');
+  }
+  /** Search read group sets (`POST /readgroupsets/search`) */
+  searchReadGroupSets(request: SearchReadGroupSetsRequest): Paged<ReadGroupSet, SearchReadGroupSetsResponse> {
+    return this.paged({ method: 'POST', path: '/readgroupsets/search' }, request, 'readGroupSets');
+  }
+  /** Get one read group set by id (`GET /readgroupsets/{id}`) */
+  getReadGroupSet(id: string, query: { key?: string } = {}): Promise<ReadGroupSet> {
+    return this.send({ method: 'GET', path: '/readgroupsets/{id}' }, { id }, undefined, query);
+  }
+  /** Get one read group by id (`GET /readgroups/{id}`) */
+  getReadGroup(id: string, query: { key?: string } = {}): Promise<ReadGroup> {
+    return this.send({ method: 'GET', path: '/readgroups/{id}' }, { id }, undefined, query);
+  }
+  /** Search reads (`POST /reads/search`) */
+  searchReads(request: SearchReadsRequest): Paged<ReadAlignment, SearchReadsResponse> {
+    return this.paged({ method: 'POST', path: '/reads/search' }, request, 'alignments');
   }
 }

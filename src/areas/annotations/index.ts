@@ -12,7 +12,7 @@ import {
   SearchVariantAnnotationsRequest,
   VariantAnnotationSet,
 } from './messages.js';
-import { annotationService, type JsonStream } from './service.js';
+import { annotationService, annotationSetId, type JsonStream } from './service.js';
 import { annotationMigrations, listAnnotationSets } from './store.js';
 
 const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
@@ -56,8 +56,9 @@ export const annotationsArea: Area = {
     return [
       {
         title: 'Variant annotation sets',
-        columns: ['dataset', 'name', 'field', 'software', 'ontology'],
+        columns: ['id', 'dataset', 'name', 'field', 'software', 'ontology'],
         rows: rows.map((r) => [
+          annotationSetId(r.dataset_name, r.name),
           r.dataset_name,
           r.name,
           r.info_field,

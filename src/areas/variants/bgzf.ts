@@ -19,8 +19,8 @@ export interface VirtualOffset {
 const HEADER_SIZE = 18;
 const MAX_SLICE = 1 << 20;
 
-/** The total size of the BGZF block at `at`, or undefined when its header is not all in `buf`. */
-function blockSizeAt(buf: Uint8Array, at: number, source: string): number | undefined {
+/** The total size of the BGZF block at `at`, or undefined when its header is not all in `buf` (also read by the reads area). */
+export function blockSizeAt(buf: Uint8Array, at: number, source: string): number | undefined {
   if (at + HEADER_SIZE > buf.length) return undefined;
   if (buf[at] !== 31 || buf[at + 1] !== 139 || (buf[at + 3] & 4) === 0) {
     throw new Error(`${source} is not a BGZF file (bad block header at byte ${at})`);
