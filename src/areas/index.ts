@@ -2,6 +2,7 @@
 import type { Migration } from '../registry/migrations.js';
 import type { Area } from './area.js';
 export type { AppContext, Area } from './area.js';
+import { continuousArea } from './continuous/index.js';
 import { datasetsArea } from './datasets/index.js';
 import { featuresArea } from './features/index.js';
 import { infoArea } from './info/index.js';
@@ -11,7 +12,7 @@ import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
 
-export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea, featuresArea];
+export const areas: Area[] = [infoArea, datasetsArea, referencesArea, variantsArea, peersArea, rnaArea, ontologiesArea, featuresArea, continuousArea];
 
 export function allMigrations(): Migration[] {
   return areas.flatMap((a) => a.migrations).sort((a, b) => a.version - b.version);
