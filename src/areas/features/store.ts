@@ -283,18 +283,22 @@ export async function insertFeatureSet(
     .execute();
 
   // Features wait in `pending` (by key, in order) until a batch is full, so that parts given one after
-  // the other merge in memory; a part of a feature already written is merged at the end.
-  const seqOf = new Map<string, number>();
-  const childrenOf = new Map<string, string[]>();
+  // the other merge in memory. Keys already written are remembered by a 52-bit hash only (a few bytes
+  // each, where the keys themselves would hold on to every input line); a hash seen before is checked
+  // against the table, and a part of a feature already written is merged at the end.
+  const writtenHashes = new Set<number>();
   const lateParts: NewFeature[] = [];
   const longest = new Map<string, number>();
+  /** Children of a second or later parent: the table's parent column names only the first. */
+  const extraChildren = new Map<string, string[]>();
   let pending = new Map<string, NewFeature>();
+  let seq = 0;
   let stored = 0;
 
-  const rowOf = (f: NewFeature): unknown[] => [
+  const rowOf = (f: NewFeature, seqOfFeature: number): unknown[] => [
     setId,
     f.key,
-    seqOf.get(f.key),
+    seqOfFeature,
     f.referenceName,
     f.start ?? 0,
     f.end ?? 0,
@@ -311,35 +315,35 @@ export async function insertFeatureSet(
     if (pending.size === 0) return;
     const batch = [...pending.values()];
     pending = new Map();
+    const rows: unknown[][] = [];
     for (const f of batch) {
       if (f.referenceName !== null) longest.set(f.referenceName, Math.max(longest.get(f.referenceName) ?? 0, f.end! - f.start!));
+      for (const parent of f.parentKeys.slice(1)) addChild(extraChildren, parent, f.key);
+      writtenHashes.add(keyHash(f.key));
+      rows.push(rowOf(f, seq++));
     }
-    await insertRows(registry, trx, 'feature', FEATURE_COLUMNS, batch.map(rowOf));
+    await insertRows(registry, trx, 'feature', FEATURE_COLUMNS, rows);
     stored += batch.length;
     progress?.(stored);
   };
 
   for await (const input of features) {
     checkFeature(input);
-    const feature: NewFeature = { ...input, parentKeys: [...input.parentKeys] };
-    const earlier = pending.get(feature.key);
+    const earlier = pending.get(input.key);
     if (earlier) {
-      addChildren(childrenOf, feature.key, feature.parentKeys.filter((p) => !earlier.parentKeys.includes(p)));
-      mergePart(earlier, feature);
+      mergePart(earlier, input);
       continue;
     }
-    if (seqOf.has(feature.key)) {
-      lateParts.push(feature);
+    if (writtenHashes.has(keyHash(input.key)) && (await getFeatureIn(trx, setId, input.key))) {
+      lateParts.push(input);
       continue;
     }
-    seqOf.set(feature.key, seqOf.size);
-    addChildren(childrenOf, feature.key, feature.parentKeys);
-    pending.set(feature.key, feature);
+    pending.set(input.key, { ...input, parentKeys: [...input.parentKeys] });
     if (pending.size >= INSERT_BATCH) await flush();
   }
   await flush();
-  for (const part of lateParts) await mergeStoredPart(trx, setId, part, childrenOf, longest);
-  await writeChildKeys(registry, trx, setId, childrenOf);
+  for (const part of lateParts) await mergeStoredPart(trx, setId, part, extraChildren, longest);
+  await writeChildKeys(registry, trx, setId, extraChildren);
   await trx
     .updateTable('feature_set')
     .set({ feature_count: stored, longest: JSON.stringify(Object.fromEntries(longest)) })
@@ -348,12 +352,26 @@ export async function insertFeatureSet(
   return stored;
 }
 
-function addChildren(childrenOf: Map<string, string[]>, child: string, parents: readonly string[]): void {
-  for (const parent of parents) {
-    const list = childrenOf.get(parent);
-    if (list) list.push(child);
-    else childrenOf.set(parent, [child]);
+/** FNV-1a over the UTF-16 units, two 26-bit halves: a key's fingerprint, exact enough to rule keys out. */
+function keyHash(key: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ key.length;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
   }
+  return (a >>> 6) * 0x4000000 + (b >>> 6);
+}
+
+const getFeatureIn = (db: Kysely<Database>, setId: number, key: string) =>
+  db.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', key).executeTakeFirst();
+
+function addChild(childrenOf: Map<string, string[]>, parent: string, child: string): void {
+  const list = childrenOf.get(parent);
+  if (list) {
+    if (!list.includes(child)) list.push(child);
+  } else childrenOf.set(parent, [child]);
 }
 
 /** Merges a part given after its feature was written (parts of one feature far apart in the input). */
@@ -364,11 +382,12 @@ async function mergeStoredPart(
   childrenOf: Map<string, string[]>,
   longest: Map<string, number>,
 ): Promise<void> {
-  const row = (await trx.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', part.key).executeTakeFirstOrThrow()) as FeatureRow;
+  const row = (await getFeatureIn(trx, setId, part.key))!;
   const stored = storedAsNew(row);
-  const parentsBefore = [...stored.parentKeys];
+  const firstParent = stored.parentKeys[0];
   mergePart(stored, part);
-  addChildren(childrenOf, part.key, stored.parentKeys.filter((p) => !parentsBefore.includes(p)));
+  // The first parent stays in the parent column; any others are added to their child lists.
+  for (const parent of stored.parentKeys) if (parent !== firstParent) addChild(childrenOf, parent, part.key);
   if (stored.referenceName !== null) {
     longest.set(stored.referenceName, Math.max(longest.get(stored.referenceName) ?? 0, stored.end! - stored.start!));
   }
@@ -402,19 +421,23 @@ function storedAsNew(row: FeatureRow): NewFeature {
   };
 }
 
-/** Child lists are written once every feature is in: parents may come after their children. */
-async function writeChildKeys(registry: Registry, trx: Transaction<Database>, setId: number, childrenOf: Map<string, string[]>): Promise<void> {
-  if (registry.sqlite) {
-    const update = registry.sqlite.prepare('UPDATE feature SET child_keys = ? WHERE set_id = ? AND key = ?');
-    for (const [parent, children] of childrenOf) update.run(JSON.stringify(children), setId, parent);
-    return;
-  }
-  const entries = [...childrenOf];
-  for (let i = 0; i < entries.length; i += INSERT_BATCH) {
-    const batch = entries.slice(i, i + INSERT_BATCH);
-    await sql`update feature as f set child_keys = u.children
-      from unnest(${batch.map(([k]) => k)}::text[], ${batch.map(([, c]) => JSON.stringify(c))}::text[]) as u(key, children)
-      where f.set_id = ${setId} and f.key = u.key`.execute(trx);
+/**
+ * Child lists are written once every feature is in (parents may come after their children): from the
+ * parent column, grouped by parent in input order, in one UPDATE ... FROM on either backend; then the
+ * children of second and later parents (rare in practice), which only the load knows.
+ */
+async function writeChildKeys(registry: Registry, trx: Transaction<Database>, setId: number, extraChildren: Map<string, string[]>): Promise<void> {
+  const childList =
+    registry.dialect === 'postgres' ? sql`json_agg(${sql.ref('key')} order by ${sql.ref('seq')})::text` : sql`json_group_array(${sql.ref('key')} order by ${sql.ref('seq')})`;
+  await sql`update feature set child_keys = c.children
+    from (select parent_key, ${childList} as children from feature where set_id = ${setId} and parent_key is not null group by parent_key) as c
+    where feature.set_id = ${setId} and feature.key = c.parent_key`.execute(trx);
+  for (const [parent, children] of extraChildren) {
+    const row = await trx.selectFrom('feature').select('child_keys').where('set_id', '=', setId).where('key', '=', parent).executeTakeFirst();
+    if (!row) continue;
+    const list = row.child_keys !== null ? (JSON.parse(row.child_keys) as string[]) : [];
+    for (const child of children) if (!list.includes(child)) list.push(child);
+    await trx.updateTable('feature').set({ child_keys: JSON.stringify(list) }).where('set_id', '=', setId).where('key', '=', parent).execute();
   }
 }
 
