@@ -35,12 +35,25 @@ export interface BigWigFile {
   /** Sequence name -> length, from the file's chromosome tree. */
   sequences: Map<string, number>;
   reader: BigWig;
+  /** Bytes. */
+  size: number;
 }
 
-export async function openBigWig(location: string): Promise<BigWigFile> {
-  const reader = new BigWig({ filehandle: openFile(location) });
+/**
+ * Opens a bigWig and reads its header. With `expectedSize` (the size at registration), a file of another
+ * size is refused: a bigWig cut short reads as one with fewer values, not as an error, so the size is
+ * what tells a damaged or replaced file from the one registered.
+ */
+export async function openBigWig(location: string, expectedSize?: number): Promise<BigWigFile> {
+  const handle = openFile(location);
+  const { size } = await handle.stat();
+  if (expectedSize !== undefined && size !== expectedSize) {
+    throw new Error(`the file is ${size} bytes long, ${expectedSize} when it was registered`);
+  }
+  const reader = new BigWig({ filehandle: handle });
   const header = await reader.getHeader();
-  return { reader, sequences: new Map(Object.values(header.refsByNumber).map((r) => [r.name, r.length])) };
+  if (header.unzoomedIndexOffset >= size || header.unzoomedDataOffset >= size) throw new Error('the file ends before its data index');
+  return { reader, size, sequences: new Map(Object.values(header.refsByNumber).map((r) => [r.name, r.length])) };
 }
 
 /**

@@ -94,7 +94,7 @@ export const continuousArea: Area = {
     for (const set of await listContinuousSets(registry, undefined, undefined)) {
       try {
         // The header, the chromosome tree and the first values of the first sequence must read.
-        const file = await openBigWig(set.path);
+        const file = await openBigWig(set.path, Number(set.size));
         const [first] = file.sequences;
         if (first) await file.reader.getFeaturesAsArrays(first[0], 0, Math.min(first[1], 1_000_000));
       } catch (e) {

@@ -49,8 +49,9 @@ export async function loadContinuousSet(registry: Registry, datasetName: string,
       throw new UserError(`${file} is not a bigWig file`);
   }
   let sequences: Map<string, number>;
+  let size: number;
   try {
-    sequences = (await openBigWig(location)).sequences;
+    ({ sequences, size } = await openBigWig(location));
   } catch (e) {
     throw new UserError(`cannot read ${file} as a bigWig: ${(e as Error).message}`);
   }
@@ -68,6 +69,7 @@ export async function loadContinuousSet(registry: Registry, datasetName: string,
     reference_set_name: options.referenceSet,
     path: location,
     source_uri: options.sourceUri ?? null,
+    size,
   });
   return { name, sequences: sequences.size };
 }

@@ -15,6 +15,9 @@ export const continuousSetId = (datasetName: string, name: string) => encodeId([
 /** The most values one Continuous record holds: longer runs are split into several records. */
 export const MAX_VALUES_PER_RECORD = 10_000;
 
+/** How long an opened file is trusted before its size is checked again. */
+const FILE_CHECK_MS = 10_000;
+
 export function toContinuousSetRecord(row: ContinuousSetRow): ContinuousSetRecord {
   return {
     id: continuousSetId(row.dataset_name, row.name),
@@ -29,15 +32,17 @@ type SetPosition = [string, string];
 const isSetPosition = (p: unknown): p is SetPosition => Array.isArray(p) && p.length === 2 && p.every(isString);
 
 export function continuousService(registry: Registry, limits: PagingLimits) {
-  /** Open files by path, with their headers read once; dropped on a read error so a fixed file is read again. */
-  const files = new Map<string, Promise<BigWigFile>>();
-  const fileOf = (path: string) => {
-    let file = files.get(path);
-    if (!file) {
-      file = openBigWig(path);
-      files.set(path, file);
-      file.catch(() => files.delete(path));
-    }
+  /**
+   * Open files by path, with their headers read once and their size checked against the registered one
+   * again after a short while; dropped on a read error, so a repaired file is read again.
+   */
+  const files = new Map<string, { at: number; file: Promise<BigWigFile> }>();
+  const fileOf = (set: ContinuousSetRow) => {
+    const cached = files.get(set.path);
+    if (cached && Date.now() - cached.at < FILE_CHECK_MS) return cached.file;
+    const file = openBigWig(set.path, Number(set.size));
+    files.set(set.path, { at: Date.now(), file });
+    file.catch(() => files.delete(set.path));
     return file;
   };
 
@@ -68,7 +73,7 @@ export function continuousService(registry: Registry, limits: PagingLimits) {
       const setId = continuousSetId(set.dataset_name, set.name);
       let runs;
       try {
-        const file = await fileOf(set.path);
+        const file = await fileOf(set);
         const length = file.sequences.get(referenceName);
         // A reference the file has no values for: nothing to return.
         runs = length === undefined ? [] : await readRuns(file, referenceName, Math.max(start, after ?? 0), Math.min(end, length), MAX_VALUES_PER_RECORD, pageSize + 1);

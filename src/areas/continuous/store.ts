@@ -12,6 +12,8 @@ export interface ContinuousTables {
     /** The bigWig file: an absolute path or an http(s) URL. */
     path: string;
     source_uri: string | null;
+    /** Bytes of the file when it was registered: a file of another size is not served. */
+    size: number;
     created_at: string;
   };
 }
@@ -31,6 +33,7 @@ export const continuousMigrations: Migration[] = [
         .addColumn('reference_set_name', 'text', (c) => c.notNull().references('reference_set.name').onDelete('restrict'))
         .addColumn('path', 'text', (c) => c.notNull())
         .addColumn('source_uri', 'text')
+        .addColumn('size', 'bigint', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('continuous_set_pk', ['dataset_name', 'name'])
         .execute();
