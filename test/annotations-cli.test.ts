@@ -42,7 +42,7 @@ for (const backend of backends) {
      */
     const refused = async (...cases: Array<[RegExp, ...string[]]>) => {
       const before = (await cli('repo', 'list', registry)).stdout;
-      const results = [];
+      const results: Awaited<ReturnType<typeof cli>>[] = [];
       for (const [, ...args] of cases) results.push(await cli(...args));
       cases.forEach(([pattern, ...args], i) => {
         const r = results[i];
