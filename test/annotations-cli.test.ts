@@ -68,7 +68,11 @@ for (const backend of backends) {
       }
     });
 
-    it('adds, lists, checks and removes feature sets and continuous sets', async () => {
+    // The commands decide the same on both backends; PostgreSQL runs the refusals that come in the
+    // middle of a load, where its transaction must undo what was written.
+    const sqliteOnly = { skip: backend.name === 'postgres' && 'the same commands; covered on SQLite' };
+
+    it('adds, lists, checks and removes feature sets and continuous sets', sqliteOnly, async () => {
       const added = await cli('repo', 'add-featureset', registry, 'ds', files.brca1, '--referenceset', 'hg37', '--ontology', 'so', '--source-uri', 'https://example.org/x.gff3');
       assert.equal(added.code, 0, added.stderr);
       assert.match(added.stdout, new RegExp(`added feature set 'brca1_gencodev19' to dataset 'ds': ${readGffLines(files.brca1).length} feature`));
@@ -112,7 +116,7 @@ for (const backend of backends) {
       );
     });
 
-    it('refuses wiggle, bedGraph and other files as continuous sets, with a hint', { skip: backend.name === 'postgres' && 'decided before the registry is written to' }, async () => {
+    it('refuses wiggle, bedGraph and other files as continuous sets, with a hint', sqliteOnly, async () => {
       await refused(
         [/wiggle.*wigToBigWig/, 'repo', 'add-continuousset', registry, 'ds', files.wiggle, '--referenceset', 'chr19only'],
         [/bedGraph.*bedGraphToBigWig/, 'repo', 'add-continuousset', registry, 'ds', bedGraph, '--referenceset', 'chr19only'],
