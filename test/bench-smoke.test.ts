@@ -13,7 +13,7 @@ import { ROOT, tempDir } from './helpers.js';
 const missing = ['bcftools', 'samtools', 'bgzip', 'tabix'].filter((c) => spawnSync('sh', ['-c', `command -v ${c}`]).status !== 0);
 const skip = missing.length ? `needs ${missing.join(', ')} (apt-get install -y bcftools samtools tabix; .ci/run installs them)` : false;
 
-test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_000 }, async () => {
+test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_000 }, async () => {
   const dir = tempDir('ga4gh-bench-');
   const out = path.join(dir, 'results', 'latest.json');
   const args = [
