@@ -17,7 +17,7 @@ export const featuresArea: Area = {
   migrations: featureMigrations,
 
   routes({ registry, config }) {
-    const service = featureService(registry, config.paging);
+    const service = featureService(registry, config.paging, config.registryCacheMs);
     return [
       {
         method: 'POST',

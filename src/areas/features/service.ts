@@ -4,6 +4,7 @@ import { GAException, invalid, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import type { Ontology } from '../ontologies/ontology.js';
@@ -77,7 +78,11 @@ const isFeaturePosition = (p: unknown): p is FeaturePosition =>
 /** Ontologies are small and change only by `repo` commands: kept for a short while per name. */
 const ONTOLOGY_TTL_MS = 30_000;
 
-export function featureService(registry: Registry, limits: PagingLimits) {
+export function featureService(registry: Registry, limits: PagingLimits, registryCacheMs = 0) {
+  // Set rows are read by every search and get: kept briefly, as the other areas keep theirs.
+  const setRows = new RegistryCache<FeatureSetRow>(registryCacheMs);
+  const setRow = (datasetName: string, name: string) =>
+    setRows.get(JSON.stringify([datasetName, name]), () => getFeatureSet(registry, datasetName, name));
   const ontologies = new Map<string, { at: number; ontology: Promise<Ontology | undefined> }>();
   function ontologyNamed(name: string): Promise<Ontology | undefined> {
     const cached = ontologies.get(name);
@@ -90,7 +95,7 @@ export function featureService(registry: Registry, limits: PagingLimits) {
 
   async function setNamed(id: string): Promise<FeatureSetRow> {
     const [datasetName, , name] = decodeId(id, IdKinds.featureSet);
-    const row = await getFeatureSet(registry, datasetName, name);
+    const row = await setRow(datasetName, name);
     if (!row) throw notFound('feature set', id);
     return row;
   }
@@ -151,7 +156,7 @@ export function featureService(registry: Registry, limits: PagingLimits) {
       let parentKey: string | undefined;
       if (parentId !== undefined) {
         const [datasetName, , setName, key] = decodeId(parentId, IdKinds.feature);
-        set = await getFeatureSet(registry, datasetName, setName);
+        set = await setRow(datasetName, setName);
         if (!set || !(await getFeatureRow(registry, set.id, key))) throw notFound('feature', parentId);
         parentKey = key;
       }
@@ -177,7 +182,7 @@ export function featureService(registry: Registry, limits: PagingLimits) {
 
     async getFeature(id: string): Promise<FeatureRecord> {
       const [datasetName, , setName, key] = decodeId(id, IdKinds.feature);
-      const set = await getFeatureSet(registry, datasetName, setName);
+      const set = await setRow(datasetName, setName);
       const row = set && (await getFeatureRow(registry, set.id, key));
       if (!set || !row) throw notFound('feature', id);
       return featureWriter(set)(row);
