@@ -113,7 +113,7 @@ export async function loadFeatureSet(registry: Registry, datasetName: string, fi
   let lines = 0;
   // The load inserts into six indexes at places spread over them: a page cache of up to 1 GB (instead
   // of SQLite's 2 MB) keeps them in memory while they are written, rather than read back from the file.
-  registry.sqlite?.pragma(`cache_size = ${-(Number(process.env.GA4GH_LOAD_CACHE_MB ?? 1024) * 1024)}`);
+  registry.sqlite?.pragma('cache_size = -1048576');
 
   async function* features(): AsyncGenerator<NewFeature> {
     for await (const line of readGff3(file)) {
