@@ -8,7 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from './client.js';
+import { featureLoadFigure, measureContinuous, measureFeaturePages, timeCli } from './annotations.js';
+import { ensureBigWig } from './bigwig-data.js';
 import { ensureData, run } from './data.js';
+import { ensureFeatureData } from './features-data.js';
 import { parseOptions, UsageError } from './options.js';
 import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests, measureVariants } from './parts.js';
 import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
@@ -96,6 +99,26 @@ async function main(): Promise<void> {
     log(`  ${loadSeconds[name].toFixed(2)} s`);
   }
 
+  // Sequence annotations: a GENCODE-shaped GFF3 (F1 times its load) and a bigWig (C1).
+  const figures: Figure[] = [];
+  const needFeatures = wants('F1') || wants('F2');
+  const featureData = needFeatures ? ensureFeatureData(options.scratch, options.features, log) : undefined;
+  if (featureData) {
+    loadSeconds['repo add-referenceset (annotation contigs)'] = await cli(['repo', 'add-referenceset', registry, featureData.fasta, '--name', 'annotation-contigs']);
+    log(`loading: ga4gh repo add-featureset (${options.features.toLocaleString('en')} features)`);
+    const load = await timeCli(['repo', 'add-featureset', registry, 'bench', featureData.gff3, '--referenceset', 'annotation-contigs', '--name', 'annotation']);
+    loadSeconds['repo add-featureset'] = load.wall;
+    log(`  ${load.wall.toFixed(2)} s (${load.cpu.toFixed(1)} CPU s)`);
+    if (wants('F1')) figures.push(featureLoadFigure(featureData, load));
+  }
+  const bigwig = wants('C1') ? ensureBigWig(options.scratch, options.bigwigLength, log) : undefined;
+  if (bigwig) {
+    const contigs = path.join(path.dirname(bigwig.file), 'contigs.fa');
+    fs.writeFileSync(contigs, `>${bigwig.contig}\n${'N'.repeat(60)}\n`);
+    await cli(['repo', 'add-referenceset', registry, contigs, '--name', 'bigwig-contigs']);
+    loadSeconds['repo add-continuousset'] = await cli(['repo', 'add-continuousset', registry, 'bench', bigwig.file, '--referenceset', 'bigwig-contigs', '--name', 'signal']);
+  }
+
   // One server for the whole run, or with --profile one per part so each part has its own profile.
   let shared: RunningServer | undefined;
   const serverFor = async (part: string) => {
@@ -111,8 +134,25 @@ async function main(): Promise<void> {
     { part: 'P3', when: wants('P3'), run: measureSmallRequests },
     { part: 'P4', when: wants('P4'), run: measureExpression },
     { part: 'READS', when: reads !== undefined, run: (ctx) => measureReads(ctx, reads!) },
+    {
+      part: 'F2',
+      when: wants('F2'),
+      run: async (ctx) => {
+        const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
+        const sets = (await ctx.client.json('POST', '/featuresets/search', { datasetId })).featureSets;
+        return measureFeaturePages(ctx.client, registry, featureData!, { datasetId, featureSetId: sets.find((s: any) => s.name === 'annotation').id }, options.repetitions);
+      },
+    },
+    {
+      part: 'C1',
+      when: wants('C1'),
+      run: async (ctx) => {
+        const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
+        const sets = (await ctx.client.json('POST', '/continuoussets/search', { datasetId })).continuousSets;
+        return measureContinuous(ctx.client, bigwig!, sets.find((s: any) => s.name === 'signal').id, options.repetitions);
+      },
+    },
   ];
-  const figures: Figure[] = [];
   const profiles: string[] = [];
   try {
     for (const group of groups.filter((g) => g.when)) {

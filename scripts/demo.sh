@@ -87,6 +87,23 @@ ga4gh repo add-referenceset "$REGISTRY" "$DEMO/reads/hg19-names.fa" --name hg19-
 ga4gh repo add-readgroupset "$REGISTRY" demo "$D/datasets/dataset1/reads/wgEncodeUwRepliSeqBg02esG1bAlnRep1_sample.bam" \
   --referenceset hg19-names --name wgEncode-sample
 
+# Sequence annotations (features and continuous areas). The Sequence Ontology (loaded above) gives
+# feature types their SO terms. The compliance BRCA1 annotation is on hg37; the reference server's GFF3 and bigWig
+# files name sequences of several assemblies, so a FASTA holding just those names (60 N each: the
+# loaders check names, not lengths) is made here from the files themselves.
+ga4gh repo add-featureset "$REGISTRY" demo "$DEMO/compliance/brca1_gencodev19.gff3" --referenceset hg37 --ontology so-xp-simple
+A=$D/datasets/dataset1/sequenceAnnotations
+C=$D/datasets/dataset1/continuous
+{ grep -hv '^#' "$A"/*.gff3 | cut -f1; cut -f1 "$C/chromSizes.txt"; } | grep -v '^$' | sort -u |
+  while read -r name; do printf '>%s\n%s\n' "$name" NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN; done > "$DEMO/annotation-contigs.fa"
+ga4gh repo add-referenceset "$REGISTRY" "$DEMO/annotation-contigs.fa" \
+  --description "Names of the sequences the sample annotation files use, 60 N each"
+for gff3 in gencodeV21Set1 sacCerTest specialCasesTest discontinuous; do
+  ga4gh repo add-featureset "$REGISTRY" demo "$A/$gff3.gff3" --referenceset annotation-contigs --ontology so-xp-simple
+done
+ga4gh repo add-continuousset "$REGISTRY" demo "$C/bigwig_1.bw" --referenceset annotation-contigs
+ga4gh repo add-continuousset "$REGISTRY" demo "$C/bigwig_2.bw" --referenceset annotation-contigs
+
 # Peers (peer area): one example entry in the peer list, as an operator would add a known server.
 # The demo serves with the default policy (verify): announced peers join once their GET /info answers.
 ga4gh repo add-peer "$REGISTRY" https://ga4gh.example.org --attributes '{"note": "example entry added by scripts/demo.sh"}'

@@ -4,7 +4,9 @@ import type { Area } from './area.js';
 export type { AppContext, Area, CommandContext } from './area.js';
 import { annotationsArea } from './annotations/index.js';
 import { biometadataArea } from './biometadata/index.js';
+import { continuousArea } from './continuous/index.js';
 import { datasetsArea } from './datasets/index.js';
+import { featuresArea } from './features/index.js';
 import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
 import { peersArea } from './peers/index.js';
@@ -26,6 +28,8 @@ export const areas: Area[] = [
   annotationsArea,
   phenotypesArea,
   readsArea,
+  featuresArea,
+  continuousArea,
 ];
 
 /** Every area's migrations, in version order: the composition roots hand them to the registry. */

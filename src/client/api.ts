@@ -694,6 +694,100 @@ export interface CigarUnit {
   referenceSequence?: string;
 }
 
+export interface SearchFeatureSetsRequest {
+  datasetId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchFeatureSetsResponse {
+  featureSets: FeatureSet[];
+  nextPageToken?: string;
+}
+
+export interface FeatureSet {
+  id?: string;
+  datasetId?: string;
+  referenceSetId?: string;
+  name?: string;
+  sourceUri?: string;
+  attributes?: Attributes;
+}
+
+export interface SearchFeaturesRequest {
+  featureSetId?: string;
+  name?: string;
+  geneSymbol?: string;
+  parentId?: string;
+  referenceName?: string;
+  start?: number;
+  end?: number;
+  featureTypes?: string[];
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchFeaturesResponse {
+  features: Feature[];
+  nextPageToken?: string;
+}
+
+export interface Feature {
+  id?: string;
+  name?: string;
+  geneSymbol?: string;
+  parentId?: string;
+  childIds?: string[];
+  featureSetId?: string;
+  referenceName?: string;
+  start?: number;
+  end?: number;
+  strand?: "STRAND_UNSPECIFIED" | "NEG_STRAND" | "POS_STRAND";
+  featureType?: OntologyTerm;
+  attributes?: Attributes;
+}
+
+export interface SearchContinuousSetsRequest {
+  datasetId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchContinuousSetsResponse {
+  continuousSets: ContinuousSet[];
+  nextPageToken?: string;
+}
+
+export interface ContinuousSet {
+  id?: string;
+  datasetId?: string;
+  referenceSetId?: string;
+  name?: string;
+  sourceUri?: string;
+  attributes?: Attributes;
+}
+
+export interface SearchContinuousRequest {
+  continuousSetId: string;
+  referenceName: string;
+  start: number;
+  end: number;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchContinuousResponse {
+  continuous: Continuous[];
+  nextPageToken?: string;
+}
+
+export interface Continuous {
+  start?: number;
+  values?: number[];
+  continuousSetId?: string;
+  referenceName?: string;
+}
+
 /** One method per endpoint of the server; searches return Paged (iterate with `for await`). */
 export class Ga4ghClient extends ClientCore {
   /** Get info (`GET /info`) */
@@ -843,5 +937,33 @@ export class Ga4ghClient extends ClientCore {
   /** Search reads (`POST /reads/search`) */
   searchReads(request: SearchReadsRequest): Paged<ReadAlignment, SearchReadsResponse> {
     return this.paged({ method: 'POST', path: '/reads/search' }, request, 'alignments');
+  }
+  /** Search feature sets (`POST /featuresets/search`) */
+  searchFeatureSets(request: SearchFeatureSetsRequest = {}): Paged<FeatureSet, SearchFeatureSetsResponse> {
+    return this.paged({ method: 'POST', path: '/featuresets/search' }, request, 'featureSets');
+  }
+  /** Get one feature set by id (`GET /featuresets/{id}`) */
+  getFeatureSet(id: string, query: { key?: string } = {}): Promise<FeatureSet> {
+    return this.send({ method: 'GET', path: '/featuresets/{id}' }, { id }, undefined, query);
+  }
+  /** Search features (`POST /features/search`) */
+  searchFeatures(request: SearchFeaturesRequest = {}): Paged<Feature, SearchFeaturesResponse> {
+    return this.paged({ method: 'POST', path: '/features/search' }, request, 'features');
+  }
+  /** Get one feature by id (`GET /features/{id}`) */
+  getFeature(id: string, query: { key?: string } = {}): Promise<Feature> {
+    return this.send({ method: 'GET', path: '/features/{id}' }, { id }, undefined, query);
+  }
+  /** Search continuous sets (`POST /continuoussets/search`) */
+  searchContinuousSets(request: SearchContinuousSetsRequest = {}): Paged<ContinuousSet, SearchContinuousSetsResponse> {
+    return this.paged({ method: 'POST', path: '/continuoussets/search' }, request, 'continuousSets');
+  }
+  /** Get one continuous set by id (`GET /continuoussets/{id}`) */
+  getContinuousSet(id: string, query: { key?: string } = {}): Promise<ContinuousSet> {
+    return this.send({ method: 'GET', path: '/continuoussets/{id}' }, { id }, undefined, query);
+  }
+  /** Search continuous (`POST /continuous/search`) */
+  searchContinuous(request: SearchContinuousRequest): Paged<Continuous, SearchContinuousResponse> {
+    return this.paged({ method: 'POST', path: '/continuous/search' }, request, 'continuous');
   }
 }

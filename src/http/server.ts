@@ -15,31 +15,6 @@ import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Endpoints named in spec section 4.5 that this server does not serve: 501, not 404. */
-const NOT_IMPLEMENTED: Array<[string, string]> = [
-  ['POST', '/readgroupsets/search'],
-  ['GET', '/readgroupsets/{id}'],
-  ['GET', '/readgroups/{id}'],
-  ['POST', '/reads/search'],
-  ['POST', '/featuresets/search'],
-  ['GET', '/featuresets/{id}'],
-  ['POST', '/features/search'],
-  ['GET', '/features/{id}'],
-  ['POST', '/continuoussets/search'],
-  ['GET', '/continuoussets/{id}'],
-  ['POST', '/continuous/search'],
-  ['POST', '/phenotypeassociationsets/search'],
-  ['POST', '/phenotypes/search'],
-  ['POST', '/featurephenotypeassociations/search'],
-  ['POST', '/variantannotationsets/search'],
-  ['GET', '/variantannotationsets/{id}'],
-  ['POST', '/variantannotations/search'],
-  ['POST', '/individuals/search'],
-  ['GET', '/individuals/{id}'],
-  ['POST', '/biosamples/search'],
-  ['GET', '/biosamples/{id}'],
-];
-
 export interface RunningServer {
   url: string;
   port: number;
@@ -49,16 +24,6 @@ export interface RunningServer {
 export function buildRouter(routes: Route[]): Router {
   const router = new Router();
   for (const route of routes) router.add(route);
-  for (const [method, path] of NOT_IMPLEMENTED) {
-    if (router.has(path)) continue;
-    router.add({
-      method: method as 'GET' | 'POST',
-      path,
-      handle: async () => {
-        throw new GAException('notImplemented', `${method} ${path} is not implemented by this server`);
-      },
-    });
-  }
   return router;
 }
 
