@@ -7,6 +7,8 @@ import { PARTS, type Part } from './report.js';
 
 export interface BenchOptions {
   data: DataParams;
+  /** Reads of the generated BAM of the reads part. */
+  reads: number;
   /** Seconds of each autocannon run of P3. */
   duration: number;
   /** Pages of 100 followed to reach P4's deep page. */
@@ -14,6 +16,10 @@ export interface BenchOptions {
   /** Repetitions of each timed single request (P4) and of each baseline command (P1, P2). */
   repetitions: number;
   parts: Set<Part>;
+  /** Features of the generated GFF3 (F1, F2). */
+  features: number;
+  /** Bases of the generated bigWig's contig (C1). */
+  bigwigLength: number;
   profile: boolean;
   targets: boolean;
   scratch: string;
@@ -25,10 +31,14 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --samples N           samples of the cohort (BENCH_SAMPLES, default 2504)
   --reference-length N  bases of the reference contig (BENCH_REFERENCE_LENGTH, default 20M)
   --rna-rows N          rows of the RNA quantification (BENCH_RNA_ROWS, default 1M)
+  --reads N             reads of the generated BAM of the READS part (BENCH_READS, default 1M)
   --duration S          seconds of each autocannon run in P3 (BENCH_DURATION, default 5)
   --deep-pages N        pages of 100 followed to reach P4's deep page (BENCH_DEEP_PAGES, default 2000)
   --repetitions N       timed repetitions of single requests and baseline commands (BENCH_REPETITIONS, default 5)
-  --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass)
+  --features N          features of the generated GFF3 for F1, F2 (BENCH_FEATURES, default 2.5M)
+  --bigwig-length N     bases of the generated bigWig for C1 (BENCH_BIGWIG_LENGTH, default 10M)
+  --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
+                        F1, F2 and C1 are the sequence-annotation parts)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
   --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)
@@ -53,10 +63,13 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     samples: { type: 'string' },
     'reference-length': { type: 'string' },
     'rna-rows': { type: 'string' },
+    reads: { type: 'string' },
     duration: { type: 'string' },
     'deep-pages': { type: 'string' },
     repetitions: { type: 'string' },
     only: { type: 'string' },
+    features: { type: 'string' },
+    'bigwig-length': { type: 'string' },
     profile: { type: 'boolean' },
     'no-targets': { type: 'boolean' },
     scratch: { type: 'string' },
@@ -88,10 +101,13 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       referenceLength: count(pick('reference-length', 'BENCH_REFERENCE_LENGTH', '20M'), '--reference-length'),
       rnaRows: count(pick('rna-rows', 'BENCH_RNA_ROWS', '1M'), '--rna-rows'),
     },
+    reads: count(pick('reads', 'BENCH_READS', '1M'), '--reads'),
     duration: count(pick('duration', 'BENCH_DURATION', '5'), '--duration'),
     deepPages: count(pick('deep-pages', 'BENCH_DEEP_PAGES', '2000'), '--deep-pages'),
     repetitions: count(pick('repetitions', 'BENCH_REPETITIONS', '5'), '--repetitions'),
     parts: new Set(only as Part[]),
+    features: count(pick('features', 'BENCH_FEATURES', '2.5M'), '--features'),
+    bigwigLength: count(pick('bigwig-length', 'BENCH_BIGWIG_LENGTH', '10M'), '--bigwig-length'),
     profile: flag(values.profile, 'BENCH_PROFILE'),
     targets: !flag(values['no-targets'], 'BENCH_NO_TARGETS'),
     scratch: path.resolve(pick('scratch', 'BENCH_SCRATCH', path.join(ROOT, 'bench', 'scratch'))),

@@ -69,7 +69,7 @@ function timeCommand(command: string, args: string[]): Promise<{ wall: number; c
 }
 
 /** Median wall and CPU seconds of `times` runs of a command. */
-async function medianSeconds(times: number, command: string, args: string[]): Promise<{ wall: number; cpu: number }> {
+export async function medianSeconds(times: number, command: string, args: string[]): Promise<{ wall: number; cpu: number }> {
   const runs: Array<{ wall: number; cpu: number }> = [];
   for (let i = 0; i < times; i++) runs.push(await timeCommand(command, args));
   return { wall: median(runs.map((r) => r.wall)), cpu: median(runs.map((r) => r.cpu)) };

@@ -77,6 +77,11 @@ export function startBareServer(logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);
 }
 
+/** The reads part's replay baseline: bench/replay-server.ts in its own process, serving recorded pages. */
+export function startReplayServer(bodies: string, index: string, logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), bodies, index], /listening at (http:\/\/\S+)/, logFile);
+}
+
 /** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */
 export function cpuSecondsOf(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');

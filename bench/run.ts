@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: generates deterministic data, loads it through the CLI, starts `ga4gh serve` in
- * its own process and measures P1–P5 of issue 6, each beside a baseline, then prints one table and
+ * its own process and measures P1–P5 of issue 6 and the reads part of issue 12, each beside a baseline, then prints one table and
  * writes the same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -8,11 +8,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from './client.js';
+import { featureLoadFigure, measureContinuous, measureFeaturePages, timeCli } from './annotations.js';
+import { ensureBigWig } from './bigwig-data.js';
 import { ensureData, run } from './data.js';
+import { ensureFeatureData } from './features-data.js';
 import { parseOptions, UsageError } from './options.js';
 import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests, measureVariants } from './parts.js';
 import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
 import { formatSummary, summarizeFile } from './profile-top.js';
+import { ensureReadsData, measureReads } from './reads.js';
 import { type Figure, formatTable, type Part } from './report.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
 
   await ensureTools();
   const data = await ensureData(options.scratch, options.data, log);
+  const reads = wants('READS') ? await ensureReadsData(data, options.reads, log) : undefined;
 
   // Loading through the CLI, as a user would, into a fresh registry.
   const registry = path.join(data.dir, 'registry.sqlite');
@@ -84,11 +89,34 @@ async function main(): Promise<void> {
     loads.push(['repo add-rnaquantificationset', ['repo', 'add-rnaquantificationset', registry, 'bench', 'rnaseq']]);
     loads.push(['repo add-rnaquantification', ['repo', 'add-rnaquantification', registry, 'bench', 'rnaseq', data.rna, '--name', 'bench-sample', '--format', 'kallisto']]);
   }
+  if (reads) {
+    loads.push(['repo add-readgroupset', ['repo', 'add-readgroupset', registry, 'bench', reads.bam, '--referenceset', 'bench-ref', '--name', 'bench-reads']]);
+  }
   const loadSeconds: Record<string, number> = {};
   for (const [name, args] of loads) {
     log(`loading: ga4gh ${name}`);
     loadSeconds[name] = await cli(args);
     log(`  ${loadSeconds[name].toFixed(2)} s`);
+  }
+
+  // Sequence annotations: a GENCODE-shaped GFF3 (F1 times its load) and a bigWig (C1).
+  const figures: Figure[] = [];
+  const needFeatures = wants('F1') || wants('F2');
+  const featureData = needFeatures ? ensureFeatureData(options.scratch, options.features, log) : undefined;
+  if (featureData) {
+    loadSeconds['repo add-referenceset (annotation contigs)'] = await cli(['repo', 'add-referenceset', registry, featureData.fasta, '--name', 'annotation-contigs']);
+    log(`loading: ga4gh repo add-featureset (${options.features.toLocaleString('en')} features)`);
+    const load = await timeCli(['repo', 'add-featureset', registry, 'bench', featureData.gff3, '--referenceset', 'annotation-contigs', '--name', 'annotation']);
+    loadSeconds['repo add-featureset'] = load.wall;
+    log(`  ${load.wall.toFixed(2)} s (${load.cpu.toFixed(1)} CPU s)`);
+    if (wants('F1')) figures.push(featureLoadFigure(featureData, load));
+  }
+  const bigwig = wants('C1') ? ensureBigWig(options.scratch, options.bigwigLength, log) : undefined;
+  if (bigwig) {
+    const contigs = path.join(path.dirname(bigwig.file), 'contigs.fa');
+    fs.writeFileSync(contigs, `>${bigwig.contig}\n${'N'.repeat(60)}\n`);
+    await cli(['repo', 'add-referenceset', registry, contigs, '--name', 'bigwig-contigs']);
+    loadSeconds['repo add-continuousset'] = await cli(['repo', 'add-continuousset', registry, 'bench', bigwig.file, '--referenceset', 'bigwig-contigs', '--name', 'signal']);
   }
 
   // One server for the whole run, or with --profile one per part so each part has its own profile.
@@ -105,8 +133,26 @@ async function main(): Promise<void> {
     { part: 'P2', when: wants('P2'), run: measureBases },
     { part: 'P3', when: wants('P3'), run: measureSmallRequests },
     { part: 'P4', when: wants('P4'), run: measureExpression },
+    { part: 'READS', when: reads !== undefined, run: (ctx) => measureReads(ctx, reads!) },
+    {
+      part: 'F2',
+      when: wants('F2'),
+      run: async (ctx) => {
+        const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
+        const sets = (await ctx.client.json('POST', '/featuresets/search', { datasetId })).featureSets;
+        return measureFeaturePages(ctx.client, registry, featureData!, { datasetId, featureSetId: sets.find((s: any) => s.name === 'annotation').id }, options.repetitions);
+      },
+    },
+    {
+      part: 'C1',
+      when: wants('C1'),
+      run: async (ctx) => {
+        const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
+        const sets = (await ctx.client.json('POST', '/continuoussets/search', { datasetId })).continuousSets;
+        return measureContinuous(ctx.client, bigwig!, sets.find((s: any) => s.name === 'signal').id, options.repetitions);
+      },
+    },
   ];
-  const figures: Figure[] = [];
   const profiles: string[] = [];
   try {
     for (const group of groups.filter((g) => g.when)) {

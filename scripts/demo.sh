@@ -10,7 +10,7 @@ DEMO=demo
 REGISTRY=$DEMO/registry.sqlite
 rm -rf "$DEMO"
 mkdir -p "$DEMO"
-cp -r testdata/ga4gh-server testdata/compliance testdata/rna "$DEMO"/
+cp -r testdata/ga4gh-server testdata/compliance testdata/rna testdata/reads "$DEMO"/
 chmod -R u+w "$DEMO"
 D=$DEMO/ga4gh-server
 
@@ -74,6 +74,35 @@ ga4gh repo add-rnaquantification "$REGISTRY" demo rnaseq "$DEMO/rna/sample1.isof
 # Genotype-phenotype associations (phenotypes area): the Clinical Genomics Database test file, read
 # with the Sequence Ontology (loaded above) so that feature types are labelled.
 ga4gh repo add-phenotypeassociationset "$REGISTRY" demo "$D/datasets/dataset1/phenotypes/cgd" --ontology so-xp-simple
+
+# Read group sets (reads area): the compliance BRCA1 reads as BAM (and one as CRAM, decoded against hg37),
+# the reference server's small BAM with unmapped and quality-less reads, and a BAM without @RG lines.
+for sample in HG00096 HG00099 HG00101; do
+  ga4gh repo add-readgroupset "$REGISTRY" demo "$DEMO/compliance/brca1_$sample.bam" --referenceset hg37 --biosample-id "$sample"
+done
+ga4gh repo add-readgroupset "$REGISTRY" demo "$DEMO/compliance/brca1_HG00096.cram" --referenceset hg37 --name brca1_HG00096_cram
+ga4gh repo add-readgroupset "$REGISTRY" demo "$D/datasets/dataset1/reads/chr17.1-250.bam" --referenceset Default
+ga4gh repo add-referenceset "$REGISTRY" "$DEMO/reads/hg19-names.fa" --name hg19-names \
+  --description "Placeholder sequences named as hg19's chromosomes, for the UCSC sample BAM"
+ga4gh repo add-readgroupset "$REGISTRY" demo "$D/datasets/dataset1/reads/wgEncodeUwRepliSeqBg02esG1bAlnRep1_sample.bam" \
+  --referenceset hg19-names --name wgEncode-sample
+
+# Sequence annotations (features and continuous areas). The Sequence Ontology (loaded above) gives
+# feature types their SO terms. The compliance BRCA1 annotation is on hg37; the reference server's GFF3 and bigWig
+# files name sequences of several assemblies, so a FASTA holding just those names (60 N each: the
+# loaders check names, not lengths) is made here from the files themselves.
+ga4gh repo add-featureset "$REGISTRY" demo "$DEMO/compliance/brca1_gencodev19.gff3" --referenceset hg37 --ontology so-xp-simple
+A=$D/datasets/dataset1/sequenceAnnotations
+C=$D/datasets/dataset1/continuous
+{ grep -hv '^#' "$A"/*.gff3 | cut -f1; cut -f1 "$C/chromSizes.txt"; } | grep -v '^$' | sort -u |
+  while read -r name; do printf '>%s\n%s\n' "$name" NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN; done > "$DEMO/annotation-contigs.fa"
+ga4gh repo add-referenceset "$REGISTRY" "$DEMO/annotation-contigs.fa" \
+  --description "Names of the sequences the sample annotation files use, 60 N each"
+for gff3 in gencodeV21Set1 sacCerTest specialCasesTest discontinuous; do
+  ga4gh repo add-featureset "$REGISTRY" demo "$A/$gff3.gff3" --referenceset annotation-contigs --ontology so-xp-simple
+done
+ga4gh repo add-continuousset "$REGISTRY" demo "$C/bigwig_1.bw" --referenceset annotation-contigs
+ga4gh repo add-continuousset "$REGISTRY" demo "$C/bigwig_2.bw" --referenceset annotation-contigs
 
 # Peers (peer area): one example entry in the peer list, as an operator would add a known server.
 # The demo serves with the default policy (verify): announced peers join once their GET /info answers.

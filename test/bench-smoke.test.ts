@@ -13,13 +13,13 @@ import { ROOT, tempDir } from './helpers.js';
 const missing = ['bcftools', 'samtools', 'bgzip', 'tabix'].filter((c) => spawnSync('sh', ['-c', `command -v ${c}`]).status !== 0);
 const skip = missing.length ? `needs ${missing.join(', ')} (apt-get install -y bcftools samtools tabix; .ci/run installs them)` : false;
 
-test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_000 }, async () => {
+test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_000 }, async () => {
   const dir = tempDir('ga4gh-bench-');
   const out = path.join(dir, 'results', 'latest.json');
   const args = [
     '--import', 'tsx', path.join(ROOT, 'bench', 'run.ts'),
-    '--sites', '200', '--samples', '50', '--reference-length', '1M', '--rna-rows', '20k',
-    '--duration', '1', '--repetitions', '2', '--deep-pages', '50', '--no-targets',
+    '--sites', '200', '--samples', '50', '--reference-length', '1M', '--rna-rows', '20k', '--reads', '20k',
+    '--duration', '1', '--repetitions', '2', '--deep-pages', '50', '--features', '20k', '--bigwig-length', '200k', '--no-targets',
     '--scratch', path.join(dir, 'scratch'), '--out', out,
   ];
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -34,12 +34,14 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['P1', 'P2', 'P3', 'P4', 'P5']);
+  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'READS']);
   // P1 twice (two page sizes; a per-CPU-second row only when the pass used a second of CPU), P3 five
   // endpoints, P4 first/deep/names and four thresholds.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
-  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5')], [2, 1, 5, 7, 1]);
+  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5'), count('READS')], [2, 1, 5, 7, 1, 2]);
+  // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
+  assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
   for (const f of result.figures) {
     for (const key of ['value', 'baseline', 'ratio']) {
       assert.ok(typeof f[key] === 'number' && Number.isFinite(f[key]) && f[key] > 0, `${f.part} ${f.name}: ${key} is ${f[key]}`);
@@ -48,15 +50,22 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_0
   }
   // The answers behind the figures were complete: every call of the region, every base.
   const p1 = result.figures.find((f: { part: string }) => f.part === 'P1');
-  const vcf = path.join(dir, 'scratch', fs.readdirSync(path.join(dir, 'scratch'))[0], 'cohort.vcf.gz');
+  const vcf = path.join(dir, 'scratch', fs.readdirSync(path.join(dir, 'scratch')).find((d) => d.startsWith('data-'))!, 'cohort.vcf.gz');
   const records = spawnSync('bcftools', ['view', '-H', '-r', p1.detail.region, vcf], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
   assert.ok(records.length > 100, `${records.length} records in ${p1.detail.region}`);
   assert.equal(p1.detail.variants, records.length);
   assert.equal(p1.detail.verifiedCalls, records.length * 50, "every call counted one by one");
   assert.equal(result.figures.find((f: { part: string }) => f.part === 'P2').detail.bases, 1_000_000);
-  for (const step of ['repo init', 'repo add-referenceset', 'repo add-variantset', 'repo add-rnaquantification']) {
+  // Every read of the reads region, as samtools counts them in the generated BAM.
+  const readsFigure = result.figures.find((f: { part: string }) => f.part === 'READS');
+  const dataDir = path.join(dir, 'scratch', fs.readdirSync(path.join(dir, 'scratch'))[0]);
+  const bam = path.join(dataDir, fs.readdirSync(dataDir).find((n) => n.endsWith('.bam'))!);
+  const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
+  assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
+  assert.equal(readsFigure.detail.alignments, inRegion);
+  for (const step of ['repo init', 'repo add-referenceset', 'repo add-variantset', 'repo add-rnaquantification', 'repo add-readgroupset']) {
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
   // The table printed on standard output names every part.
-  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
+  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'READS', 'F1', 'F2', 'C1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
 });

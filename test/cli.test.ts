@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { backends, newPostgresDatabase } from './backends.js';
-import { copyFixture, ROOT, runCli, tempDir, TESTDATA } from './helpers.js';
+import { copyFixture, idOf, ROOT, runCli, tempDir, TESTDATA } from './helpers.js';
 
 const dir = tempDir();
 const registry = path.join(dir, 'reg.sqlite');
@@ -30,7 +30,7 @@ describe('registry commands', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.ok(fs.existsSync(registry));
     const listed = listJson();
-    assert.deepEqual([listed.Datasets, listed['Reference sets']], [[], []]);
+    assert.deepEqual([listed.datasets, listed.reference_sets], [[], []]);
   });
 
   it('adds and removes datasets, refusing duplicates and unknown names', () => {
@@ -39,7 +39,7 @@ describe('registry commands', () => {
     assert.equal(runCli('repo', 'add-dataset', registry, 'ds2').code, 0);
     assert.equal(runCli('repo', 'remove-dataset', registry, 'ds2').code, 0);
     assertOneLineFailure(runCli('repo', 'remove-dataset', registry, 'ds2'), /no dataset 'ds2'/);
-    assert.deepEqual(listJson().Datasets, [{ name: 'ds1', description: 'first one' }]);
+    assert.deepEqual(listJson().datasets, [{ id: idOf('ds1'), name: 'ds1', description: 'first one' }]);
   });
 });
 
@@ -52,7 +52,7 @@ describe('add-referenceset', () => {
     const shipped = path.join(TESTDATA, 'ga4gh-server/referenceSets/NCBI37.fa.gz');
     assert.deepEqual(fs.readFileSync(fasta + '.fai'), fs.readFileSync(shipped + '.fai'));
     assert.deepEqual(fs.readFileSync(fasta + '.gzi'), fs.readFileSync(shipped + '.gzi'));
-    const [set] = listJson()['Reference sets'];
+    const [set] = listJson().reference_sets;
     assert.equal(set.name, 'NCBI37');
     assert.equal(set.assembly, 'GRCh37');
   });
@@ -66,7 +66,7 @@ describe('add-referenceset', () => {
     const header = text.slice(0, text.indexOf('\n') + 1);
     const lines = text.slice(header.length).trim().split('\n');
     assert.deepEqual(fai, ['ref_brca1', String(lines.join('').length), String(header.length), String(lines[0].length), String(lines[0].length + 1)]);
-    assert.deepEqual(listJson()['Reference sets'].map((s: any) => s.name), ['NCBI37', 'ref_brca1']);
+    assert.deepEqual(listJson().reference_sets.map((s: any) => s.name), ['NCBI37', 'ref_brca1']);
   });
 
   it('refuses bad input with one line, leaving the registry as it was', () => {
@@ -160,8 +160,8 @@ describe('the same commands on a PostgreSQL registry', { skip: backends.find((b)
     const added = runCli('repo', 'add-referenceset', url, fasta);
     assert.equal(added.code, 0, added.stderr);
     const listed = JSON.parse(runCli('repo', 'list', url, '--json').stdout);
-    assert.deepEqual(listed.Datasets, [{ name: 'pg1', description: '' }]);
-    assert.deepEqual(listed['Reference sets'].map((s: any) => s.name), ['example_2']);
+    assert.deepEqual(listed.datasets, [{ id: idOf('pg1'), name: 'pg1', description: null }]);
+    assert.deepEqual(listed.reference_sets.map((s: any) => s.name), ['example_2']);
     assertOneLineFailure(runCli('repo', 'add-dataset', url, 'pg1'), /dataset 'pg1' already exists/);
     // Undo the newest migration, as if the registry came from an older version.
     const admin = new pg.Client({ connectionString: url });

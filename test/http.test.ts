@@ -83,13 +83,6 @@ describe('paths', () => {
     assertGaError(await server.post('/info', {}), 405);
   });
 
-  it('answers 501 for the endpoints of spec section 4.5 that are not served', async () => {
-    for (const p of ['/reads/search', '/featuresets/search', '/continuous/search']) {
-      assertGaError(await server.post(p, {}), 501, /not implemented/);
-    }
-    assertGaError(await server.get('/readgroupsets/abc'), 501);
-  });
-
   it('answers CORS preflights when CORS is on, and not when it is off', async () => {
     const pre = await fetch(server.url + '/datasets/search', {
       method: 'OPTIONS',

@@ -101,6 +101,6 @@ describe('clients that go away', () => {
     assert.match(log, /GET \/info 200/);
     assert.doesNotMatch(log, /internal error/);
     assert.doesNotMatch(log, /^\s+at /m);
-    assert.equal(log.match(/client went away/g)?.length, 5, log);
+    assert.equal(log.match(/client-went-away/g)?.length, 5, log);
   });
 });

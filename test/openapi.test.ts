@@ -78,7 +78,7 @@ describe('GET /openapi.json', () => {
     const bases = document.paths['/references/{id}/bases'].get;
     assert.deepEqual(
       bases.parameters.map((p: any) => `${p.in}:${p.name}`),
-      ['path:id', 'query:start', 'query:end', 'query:pageToken'],
+      ['path:id', 'query:start', 'query:end', 'query:pageToken', 'query:key'],
     );
     const search = document.paths['/variants/search'].post.requestBody.content['application/json'];
     assert.deepEqual(search.example, { variantSetId: '<variantSetId>', referenceName: '<referenceName>', pageSize: 10 });

@@ -38,7 +38,7 @@ describe('repo add-peer, list-peers, remove-peer', () => {
 
     const inventory = runCli('repo', 'list', location, '--json');
     assert.equal(inventory.code, 0, inventory.stderr);
-    assert.deepEqual(JSON.parse(inventory.stdout).Peers, [
+    assert.deepEqual(JSON.parse(inventory.stdout).peers, [
       { url: 'http://second.example.org', origin: 'operator' },
       { url: 'https://peer.example.org/ga4gh', origin: 'operator' },
     ]);

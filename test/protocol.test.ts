@@ -12,7 +12,7 @@ import {
   resolvePageSize,
 } from '../src/protocol/paging.js';
 import { searchResponse, writeError, writeSearchPage } from '../src/protocol/reply.js';
-import { message, parseMessage, t, writeMessage } from '../src/protocol/schema.js';
+import { inRequestForm, message, parseMessage, t, writeMessage } from '../src/protocol/schema.js';
 
 const Inner = message('Inner', { termId: t.string, attributes: t.msg(() => Attributes) });
 const Request = message('Request', {
@@ -108,10 +108,19 @@ describe('reading requests', () => {
 });
 
 describe('writing records', () => {
-  it('writes camelCase or snake_case, leaving out unset fields and empty messages', () => {
+  it('writes camelCase or snake_case, leaving out unset fields, empty lists and empty messages', () => {
     const value = { referenceSetId: 'a', start: 10, species: { attributes: { attr: {} } }, names: [] };
-    assert.equal(writeMessage(Request, value, 'camel'), '{"referenceSetId":"a","start":10,"names":[]}');
-    assert.equal(writeMessage(Request, value, 'snake'), '{"reference_set_id":"a","start":10,"names":[]}');
+    assert.equal(writeMessage(Request, value, 'camel'), '{"referenceSetId":"a","start":10}');
+    assert.equal(writeMessage(Request, value, 'snake'), '{"reference_set_id":"a","start":10}');
+    assert.equal(writeMessage(Request, { names: ['x'] }, 'camel'), '{"names":["x"]}');
+  });
+
+  it("writes a search response's result list even when empty, and leaves empty lists out of its records", () => {
+    const Item = message('Item', { id: t.string, tags: t.list(t.string) });
+    const Response = searchResponse('SearchItemsResponse', 'items', Item);
+    assert.equal(writeMessage(Response.desc, { items: [] }, 'camel'), '{"items":[]}');
+    const page = { records: [{ id: 'a', tags: [] }], positionAfter: () => 0, more: false, fingerprint: 'f' };
+    assert.equal(writeSearchPage(Response, page, 'camel', defaultPagingLimits), '{"items":[{"id":"a"}]}');
   });
 
   it('never renames map keys and spells non-finite numbers as strings', () => {
@@ -142,6 +151,51 @@ describe('ids', () => {
     for (const bad of ['', '!!', 'abc', b64('{"a":1}'), b64('["a"]'), b64('["a",1]'), b64('[ "a","b"]'), encodeId(['a', 'b']) + '=']) {
       rejects(() => decodeId(bad, IdKinds.reference), 404, /no reference with id/);
     }
+  });
+});
+
+describe('ids as scripts spell them', () => {
+  // What Python's base64.b64encode and R's base64enc::base64encode write: padded, standard alphabet.
+  const standard = (names: string[]) => Buffer.from(JSON.stringify(names)).toString('base64');
+
+  it('accept padding and the standard alphabet, and decode to the same names', () => {
+    const padded = standard(['genome']);
+    assert.equal(padded, 'WyJnZW5vbWUiXQ==');
+    assert.deepEqual(decodeId(padded, IdKinds.referenceSet), ['genome']);
+    // A name whose id holds '+' and '/' in the standard alphabet ('-' and '_' in the URL-safe one).
+    const names = ['ds', 'vs', 'set>?', 'sample~~~'];
+    const std = standard(names);
+    assert.match(std, /[+/]/);
+    assert.deepEqual(decodeId(std, IdKinds.callSet), names);
+    assert.deepEqual(decodeId(std.replace(/=+$/, ''), IdKinds.callSet), names);
+    assert.deepEqual(decodeId(encodeId(names), IdKinds.callSet), names);
+  });
+
+  it('stay strict about what the id names', () => {
+    rejects(() => decodeId(standard(['genome']), IdKinds.reference), 404, /no reference with id/);
+    rejects(() => decodeId(standard(['ds', 'rgs', 'x']), IdKinds.variantSet), 404, /no variant set/);
+    rejects(() => decodeId('WyJnZW5vbWUiXQ=', IdKinds.referenceSet), 404, /no reference set/); // wrong padding
+    rejects(() => decodeId('WyJnZW5vbWUiXQ===', IdKinds.referenceSet), 404, /no reference set/);
+  });
+
+  it('are written URL-safe and unpadded', () => {
+    const id = encodeId(['ds', 'vs', 'set>?', 'sample~~~']);
+    assert.match(id, /^[A-Za-z0-9_-]+$/);
+  });
+});
+
+describe('errors in the naming form of the request', () => {
+  const Req = message('Req', { pageSize: t.int32, referenceName: t.string, inner: t.msg(() => Inner) });
+  const Inner = message('Inner', { callSetIds: t.list(t.string) });
+
+  it('name the fields in snake_case for a snake_case request, and leave ids and values alone', () => {
+    const e = new GAException('invalidRequest', "field 'pageSize' must be an integer, not 'referenceName' in 'inner.callSetIds[0]' of 'WyJkcyJd'");
+    assert.equal(
+      inRequestForm(e, Req, 'snake').message,
+      "field 'page_size' must be an integer, not 'reference_name' in 'inner.call_set_ids[0]' of 'WyJkcyJd'",
+    );
+    assert.equal(inRequestForm(e, Req, 'camel'), e);
+    assert.equal(inRequestForm(e, Req, 'snake').code, e.code);
   });
 });
 

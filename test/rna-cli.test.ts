@@ -70,12 +70,22 @@ describe('repo add-rnaquantificationset / add-rnaquantification', () => {
       [[withLine(salmon, 1, (l) => l.replace('NumReads', 'Reads')), '--format', 'salmon'], /line 1: not a salmon header: missing column\(s\) 'NumReads'/],
       [[withLine(rsem, 6, () => linesOf(rsem)[2])], /line 6: feature '[^']+' appears again \(first on line 3\)/],
       [[kallisto, '--format', 'cufflinks'], /line 1: not a Cufflinks header: the first column is 'target_id'/],
-      [[withLine(salmon, 1, (l) => l.replace('Name', 'transcript'))], /line 1: .*not that of an RSEM, kallisto, salmon or Cufflinks table/],
+      // A header most like one format's is read as that format, so the error can say what is wrong.
+      [[withLine(salmon, 1, (l) => l.replace('Name', 'transcript'))], /line 1: not a salmon header: the first column is 'transcript', expected 'Name'/],
+      [[withLine(salmon, 1, () => 'feature\tvalue')], /line 1: .*not that of an RSEM, kallisto, salmon or Cufflinks table/],
+      // Without --format, a kallisto table missing a column is still kallisto's, and the column is named.
+      [[withLine(kallisto, 1, (l) => l.replace('\teff_length', ''))], /line 1: not a kallisto header: missing column\(s\) 'eff_length'/],
       [[kallisto, '--name', 'fpkm', '--units', 'FPKM'], /kallisto tables give TPM only/],
     ];
     for (const [args, message] of cases) {
-      assertRefused(runCli('repo', 'add-rnaquantification', location, 'ds', 'set', ...args, '--name', 'bad'), message);
+      const result = runCli('repo', 'add-rnaquantification', location, 'ds', 'set', ...args, '--name', 'bad');
+      assertRefused(result, message);
+      assert.ok(result.stderr.includes(args[0]), `the error names the file: ${result.stderr}`);
     }
+    const missing = path.join(dir, 'no-such-abundance.tsv');
+    const gone = runCli('repo', 'add-rnaquantification', location, 'ds', 'set', missing);
+    assertRefused(gone, /no such file/);
+    assert.ok(gone.stderr.includes(missing) && !/ENOENT/.test(gone.stderr), gone.stderr);
     assertRefused(runCli('repo', 'add-rnaquantification', location, 'ds', 'set', kallisto), /already exists in set 'set'/);
     assertRefused(runCli('repo', 'add-rnaquantification', location, 'ds', 'nope', salmon), /no RNA quantification set 'nope'/);
     assert.deepEqual(await snapshot(), before);

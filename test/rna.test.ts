@@ -442,7 +442,7 @@ describe('loading', () => {
       stored.map((r) => ({ name: r.name, expression: r.expression, rawReadCount: r.raw_read_count, confIntervalLow: r.conf_interval_low, confIntervalHigh: r.conf_interval_high })),
       [...rows].sort(byName),
     );
-    await assert.rejects(loadQuantification(registry, 'd', 's', file, { name: 'x', units: 'FPKM' }), { message: /^line 2: column 'FPKM' is not a number: 'FPKM'/ });
+    await assert.rejects(loadQuantification(registry, 'd', 's', file, { name: 'x', units: 'FPKM' }), { message: new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: line 2: column 'FPKM' is not a number: 'FPKM'`) });
   });
 
   it('migrates a registry made before the rank ladder: ranks filled in from the stored rows, every plan answering', async () => {
@@ -494,7 +494,7 @@ describe('loading', () => {
     fs.writeFileSync(doubled, [...lines, lines[3], lines[2]].join('\n') + '\n');
     await assert.rejects(
       loadQuantification(registry, 'd', 's', doubled),
-      { message: `line ${lines.length + 1}: feature '${lines[3].split('\t')[0]}' appears again (first on line 4); names must be unique` },
+      { message: `${doubled}: line ${lines.length + 1}: feature '${lines[3].split('\t')[0]}' appears again (first on line 4); names must be unique` },
     );
   });
 });

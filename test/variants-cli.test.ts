@@ -91,7 +91,7 @@ describe('remove-variantset', () => {
   it('keeps the reference set while a variant set uses it, then removes the set and its call sets', async () => {
     const blocked = runCli('repo', 'remove-referenceset', location, 'NCBI37');
     assert.equal(blocked.code, 1);
-    assert.match(blocked.stderr, /used by a registered variant set/);
+    assert.match(blocked.stderr, /used by variant set 'ex2' of dataset 'ds'; remove it first/);
     const removed = runCli('repo', 'remove-variantset', location, 'ds', 'ex2');
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal(await count('variant_set'), 0);

@@ -24,12 +24,23 @@ export interface CommandContext {
    * missing or needs `repo migrate` (the CLI knows every area's migrations, the registry does not).
    */
   withRegistry<T>(location: string, fn: (registry: Registry) => Promise<T>): Promise<T>;
+  /** Every area of the program, for commands that ask the others (who uses a reference set, what a dataset holds). */
+  areas: readonly Area[];
 }
+
+export interface CheckOptions {
+  deep: boolean;
+  /** What is being read, and how many of its bytes so far. */
+  progress(what: string, bytesRead: number, size: number): void;
+}
+
+/** A cell of `repo list`: numbers stay numbers and lists stay lists in `--json`; null is empty. */
+export type InventoryValue = string | number | string[] | null;
 
 export interface InventorySection {
   title: string;
   columns: string[];
-  rows: string[][];
+  rows: InventoryValue[][];
 }
 
 export interface Area {
@@ -41,6 +52,16 @@ export interface Area {
   /** Adds this area's options to `ga4gh serve`; their values reach routes() as `config.options`. */
   serveOptions?(serve: Command): void;
   inventory?(registry: Registry): Promise<InventorySection[]>;
-  /** Opens every registered file and index; returns one line per problem found. */
-  check?(registry: Registry): Promise<string[]>;
+  /**
+   * What this area holds that uses a reference set, one phrase each ("variant set 'x' of dataset
+   * 'd'"): `remove-referenceset` names them when it refuses.
+   */
+  referenceSetUsers?(registry: Registry, referenceSetName: string): Promise<string[]>;
+  /** How many records of each kind this area holds in a dataset: `remove-dataset` reports them. */
+  datasetContents?(registry: Registry, datasetName: string): Promise<Array<[kind: string, count: number]>>;
+  /**
+   * Opens every registered file and index; returns one line per problem found. With `deep`, reads
+   * every byte of every file (`repo check --deep`), reporting how far it got through `progress`.
+   */
+  check?(registry: Registry, options: CheckOptions): Promise<string[]>;
 }

@@ -4,11 +4,14 @@ import type { Area } from './area.js';
 export type { AppContext, Area, CommandContext } from './area.js';
 import { annotationsArea } from './annotations/index.js';
 import { biometadataArea } from './biometadata/index.js';
+import { continuousArea } from './continuous/index.js';
 import { datasetsArea } from './datasets/index.js';
+import { featuresArea } from './features/index.js';
 import { infoArea } from './info/index.js';
 import { ontologiesArea } from './ontologies/index.js';
 import { peersArea } from './peers/index.js';
 import { phenotypesArea } from './phenotypes/index.js';
+import { readsArea } from './reads/index.js';
 import { referencesArea } from './references/index.js';
 import { rnaArea } from './rna/index.js';
 import { variantsArea } from './variants/index.js';
@@ -24,6 +27,9 @@ export const areas: Area[] = [
   biometadataArea,
   annotationsArea,
   phenotypesArea,
+  readsArea,
+  featuresArea,
+  continuousArea,
 ];
 
 /** Every area's migrations, in version order: the composition roots hand them to the registry. */

@@ -2,15 +2,16 @@
 import { Command } from 'commander';
 import { startServer } from '../app.js';
 import { allMigrations, areas, type CommandContext } from '../areas/index.js';
+import type { InventoryValue } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
-import { action, formatTable, integerAtLeast, progressReporter, say } from './output.js';
+import { action, byteProgress, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
 
 // The CLI is a composition root: it hands every area's migrations to the registry.
 const migrations = allMigrations();
-const cli: CommandContext = { withRegistry: (location, fn) => withRegistry(location, migrations, fn) };
+const cli: CommandContext = { withRegistry: (location, fn) => withRegistry(location, migrations, fn), areas };
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -67,13 +68,20 @@ function repoCommands(program: Command): void {
           return out;
         });
         if (opts.json) {
+          // For scripts: lowercase snake_case keys, numbers as numbers, lists as lists, ids included.
+          const key = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
           const json = Object.fromEntries(
-            sections.map((s) => [s.title, s.rows.map((row) => Object.fromEntries(s.columns.map((c, i) => [c, row[i]])))]),
+            sections.map((s) => [key(s.title), s.rows.map((row) => Object.fromEntries(s.columns.map((c, i) => [key(c), row[i] ?? null])))]),
           );
           say(JSON.stringify(json, null, 2));
           return;
         }
-        say(sections.map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows) : '  (none)'}`).join('\n\n'));
+        const cell = (v: InventoryValue | undefined) => (v === null || v === undefined ? '' : Array.isArray(v) ? v.join(',') : String(v));
+        say(
+          sections
+            .map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows.map((r) => r.map(cell))) : '  (none)'}`)
+            .join('\n\n'),
+        );
       }),
     );
 
@@ -81,18 +89,22 @@ function repoCommands(program: Command): void {
     .command('check')
     .description('open every registered file and index; exit 1 if any problem is found')
     .argument('<registry>')
+    .option('--deep', 'read every byte: inflate every block, check every VCF record, recompute every reference MD5')
     .action(
-      action(async (location: string) => {
+      action(async (location: string, opts: { deep?: boolean }) => {
+        const progress = byteProgress('checking');
         const problems = await cli.withRegistry(location, async (registry) => {
           const found: string[] = [];
-          for (const area of areas) if (area.check) found.push(...(await area.check(registry)));
+          for (const area of areas) {
+            if (area.check) found.push(...(await area.check(registry, { deep: Boolean(opts.deep), progress: progress.update })));
+          }
           return found;
-        });
+        }).finally(progress.done);
         if (problems.length) {
           for (const p of problems) process.stderr.write(`problem: ${p}\n`);
           throw new UserError(`${problems.length} problem(s) found in ${location}`);
         }
-        say(`all registered files of ${location} are readable`);
+        say(opts.deep ? `every byte of every registered file of ${location} was read and checked` : `all registered files of ${location} are readable`);
       }),
     );
 
@@ -106,7 +118,7 @@ function serveCommand(program: Command): void {
     .description('serve a registry over HTTP')
     .argument('<registry>')
     .option('--host <host>', 'address to listen on', defaults.host)
-    .option('--port <port>', 'port to listen on (0: any free port)', integerAtLeast(0), defaults.port)
+    .option('--port <port>', 'port to listen on (0: any free port)', portNumber, defaults.port)
     .option('--default-page-size <n>', 'records per page when a request gives no pageSize', integerAtLeast(1), defaults.paging.defaultPageSize)
     .option('--max-page-size <n>', 'largest pageSize honoured (larger ones are clamped)', integerAtLeast(1), defaults.paging.maxPageSize)
     .option('--page-byte-budget <bytes>', 'a page ends early once its records pass this size', integerAtLeast(1), defaults.paging.pageByteBudget)
@@ -146,8 +158,11 @@ function serveCommand(program: Command): void {
         }
         say(`serving ${location} at ${server.url}`);
         say(`web page: ${server.url}/  API docs: ${server.url}/docs  OpenAPI: ${server.url}/openapi.json`);
-        const stop = async () => {
+        process.stderr.write(`${new Date().toISOString()} started: serving ${location} at ${server.url}\n`);
+        const stop = async (signal: string) => {
+          process.stderr.write(`${new Date().toISOString()} stopping (${signal}): no new connections\n`);
           await server.close();
+          process.stderr.write(`${new Date().toISOString()} stopped serving ${location}\n`);
           process.exit(0);
         };
         process.once('SIGINT', stop);

@@ -51,22 +51,38 @@ export function integerAtLeast(min: number) {
   };
 }
 
+/** Parses a TCP port option: 0 (any free port) to 65535. */
+export function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return n;
+}
+
+/**
+ * Seconds between progress lines when standard error is not a terminal (a log file): 10 by default,
+ * or GA4GH_PROGRESS_INTERVAL (0 prints every update).
+ */
+function progressInterval(): number {
+  const seconds = Number(process.env.GA4GH_PROGRESS_INTERVAL ?? 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 10_000;
+}
+
 /**
  * Progress on standard error: a line rewritten in place on a terminal; otherwise a plain line at most
  * every 10 seconds, so logs of long loads show life without filling up.
  */
-export function progressReporter(label: string): { update(phase: string, rows: number): void; done(): void } {
+export function progressLine(): { show(text: string): void; done(): void } {
   const tty = process.stderr.isTTY;
+  const interval = progressInterval();
   let lastLine = Date.now();
   let shown = false;
   return {
-    update(phase, rows) {
+    show(text) {
       const now = Date.now();
-      const text = `${label}: ${rows.toLocaleString('en-US')} rows ${phase}`;
       if (tty) {
         process.stderr.write(`\r${text}\x1b[K`);
         shown = true;
-      } else if (now - lastLine >= 10_000) {
+      } else if (now - lastLine >= interval) {
         process.stderr.write(text + '\n');
         lastLine = now;
       }
@@ -74,5 +90,26 @@ export function progressReporter(label: string): { update(phase: string, rows: n
     done() {
       if (shown) process.stderr.write('\r\x1b[K');
     },
+  };
+}
+
+/** Progress counted in rows: `label: 1,200,000 rows read`. */
+export function progressReporter(label: string): { update(phase: string, rows: number): void; done(): void } {
+  const line = progressLine();
+  return {
+    update: (phase, rows) => line.show(`${label}: ${rows.toLocaleString('en-US')} rows ${phase}`),
+    done: () => line.done(),
+  };
+}
+
+const megabytes = (bytes: number) => (bytes / 1e6).toFixed(1);
+
+/** Progress counted in bytes of a file: `label FILE: 12.0 of 300.0 MB (4%)`. */
+export function byteProgress(label: string): { update(what: string, bytesRead: number, size: number): void; done(): void } {
+  const line = progressLine();
+  return {
+    update: (what, read, size) =>
+      line.show(`${label} ${what}: ${megabytes(read)} of ${megabytes(size)} MB (${size ? Math.floor((read / size) * 100) : 100}%)`),
+    done: () => line.done(),
   };
 }

@@ -598,42 +598,232 @@ export interface EnvironmentalContext {
   description?: string;
 }
 
+export interface SearchReadGroupSetsRequest {
+  datasetId: string;
+  name?: string;
+  biosampleId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchReadGroupSetsResponse {
+  readGroupSets: ReadGroupSet[];
+  nextPageToken?: string;
+}
+
+export interface ReadGroupSet {
+  id?: string;
+  datasetId?: string;
+  name?: string;
+  stats?: ReadStats;
+  readGroups?: ReadGroup[];
+  attributes?: Attributes;
+}
+
+export interface ReadStats {
+  alignedReadCount?: number;
+  unalignedReadCount?: number;
+  baseCount?: number;
+}
+
+export interface ReadGroup {
+  id?: string;
+  datasetId?: string;
+  name?: string;
+  description?: string;
+  sampleName?: string;
+  biosampleId?: string;
+  experiment?: Experiment;
+  predictedInsertSize?: number;
+  created?: number;
+  updated?: number;
+  stats?: ReadStats;
+  programs?: Program[];
+  referenceSetId?: string;
+  attributes?: Attributes;
+}
+
+export interface SearchReadsRequest {
+  readGroupIds: string[];
+  referenceId?: string;
+  start?: number;
+  end?: number;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchReadsResponse {
+  alignments: ReadAlignment[];
+  nextPageToken?: string;
+}
+
+export interface ReadAlignment {
+  id?: string;
+  readGroupId?: string;
+  fragmentName?: string;
+  improperPlacement?: boolean;
+  duplicateFragment?: boolean;
+  numberReads?: number;
+  fragmentLength?: number;
+  readNumber?: number;
+  failedVendorQualityChecks?: boolean;
+  alignment?: LinearAlignment;
+  secondaryAlignment?: boolean;
+  supplementaryAlignment?: boolean;
+  alignedSequence?: string;
+  alignedQuality?: number[];
+  nextMatePosition?: Position;
+  attributes?: Attributes;
+}
+
+export interface LinearAlignment {
+  position?: Position;
+  mappingQuality?: number;
+  cigar?: CigarUnit[];
+}
+
+export interface Position {
+  referenceName?: string;
+  position?: number;
+  strand?: "STRAND_UNSPECIFIED" | "NEG_STRAND" | "POS_STRAND";
+}
+
+export interface CigarUnit {
+  operation?: "OPERATION_UNSPECIFIED" | "ALIGNMENT_MATCH" | "INSERT" | "DELETE" | "SKIP" | "CLIP_SOFT" | "CLIP_HARD" | "PAD" | "SEQUENCE_MATCH" | "SEQUENCE_MISMATCH";
+  operationLength?: number;
+  referenceSequence?: string;
+}
+
+export interface SearchFeatureSetsRequest {
+  datasetId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchFeatureSetsResponse {
+  featureSets: FeatureSet[];
+  nextPageToken?: string;
+}
+
+export interface FeatureSet {
+  id?: string;
+  datasetId?: string;
+  referenceSetId?: string;
+  name?: string;
+  sourceUri?: string;
+  attributes?: Attributes;
+}
+
+export interface SearchFeaturesRequest {
+  featureSetId?: string;
+  name?: string;
+  geneSymbol?: string;
+  parentId?: string;
+  referenceName?: string;
+  start?: number;
+  end?: number;
+  featureTypes?: string[];
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchFeaturesResponse {
+  features: Feature[];
+  nextPageToken?: string;
+}
+
+export interface Feature {
+  id?: string;
+  name?: string;
+  geneSymbol?: string;
+  parentId?: string;
+  childIds?: string[];
+  featureSetId?: string;
+  referenceName?: string;
+  start?: number;
+  end?: number;
+  strand?: "STRAND_UNSPECIFIED" | "NEG_STRAND" | "POS_STRAND";
+  featureType?: OntologyTerm;
+  attributes?: Attributes;
+}
+
+export interface SearchContinuousSetsRequest {
+  datasetId?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchContinuousSetsResponse {
+  continuousSets: ContinuousSet[];
+  nextPageToken?: string;
+}
+
+export interface ContinuousSet {
+  id?: string;
+  datasetId?: string;
+  referenceSetId?: string;
+  name?: string;
+  sourceUri?: string;
+  attributes?: Attributes;
+}
+
+export interface SearchContinuousRequest {
+  continuousSetId: string;
+  referenceName: string;
+  start: number;
+  end: number;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface SearchContinuousResponse {
+  continuous: Continuous[];
+  nextPageToken?: string;
+}
+
+export interface Continuous {
+  start?: number;
+  values?: number[];
+  continuousSetId?: string;
+  referenceName?: string;
+}
+
 /** One method per endpoint of the server; searches return Paged (iterate with `for await`). */
 export class Ga4ghClient extends ClientCore {
   /** Get info (`GET /info`) */
-  getInfo(): Promise<GetInfoResponse> {
-    return this.send({ method: 'GET', path: '/info' }, {});
+  getInfo(query: { key?: string } = {}): Promise<GetInfoResponse> {
+    return this.send({ method: 'GET', path: '/info' }, {}, undefined, query);
   }
   /** Describe this service (GA4GH service-info 1.0) (`GET /service-info`) */
-  getServiceInfo(): Promise<ServiceInfo> {
-    return this.send({ method: 'GET', path: '/service-info' }, {});
+  getServiceInfo(query: { key?: string } = {}): Promise<ServiceInfo> {
+    return this.send({ method: 'GET', path: '/service-info' }, {}, undefined, query);
   }
   /** Search datasets (`POST /datasets/search`) */
   searchDatasets(request: SearchDatasetsRequest = {}): Paged<Dataset, SearchDatasetsResponse> {
     return this.paged({ method: 'POST', path: '/datasets/search' }, request, 'datasets');
   }
   /** Get one dataset by id (`GET /datasets/{id}`) */
-  getDataset(id: string): Promise<Dataset> {
-    return this.send({ method: 'GET', path: '/datasets/{id}' }, { id });
+  getDataset(id: string, query: { key?: string } = {}): Promise<Dataset> {
+    return this.send({ method: 'GET', path: '/datasets/{id}' }, { id }, undefined, query);
   }
   /** Search reference sets (`POST /referencesets/search`) */
   searchReferenceSets(request: SearchReferenceSetsRequest = {}): Paged<ReferenceSet, SearchReferenceSetsResponse> {
     return this.paged({ method: 'POST', path: '/referencesets/search' }, request, 'referenceSets');
   }
   /** Get one reference set by id (`GET /referencesets/{id}`) */
-  getReferenceSet(id: string): Promise<ReferenceSet> {
-    return this.send({ method: 'GET', path: '/referencesets/{id}' }, { id });
+  getReferenceSet(id: string, query: { key?: string } = {}): Promise<ReferenceSet> {
+    return this.send({ method: 'GET', path: '/referencesets/{id}' }, { id }, undefined, query);
   }
   /** Search references (`POST /references/search`) */
   searchReferences(request: SearchReferencesRequest = {}): Paged<Reference, SearchReferencesResponse> {
     return this.paged({ method: 'POST', path: '/references/search' }, request, 'references');
   }
   /** Get one reference by id (`GET /references/{id}`) */
-  getReference(id: string): Promise<Reference> {
-    return this.send({ method: 'GET', path: '/references/{id}' }, { id });
+  getReference(id: string, query: { key?: string } = {}): Promise<Reference> {
+    return this.send({ method: 'GET', path: '/references/{id}' }, { id }, undefined, query);
   }
   /** List reference bases (`GET /references/{id}/bases`) */
-  listReferenceBases(id: string, query: { start?: number; end?: number; pageToken?: string } = {}): Promise<ListReferenceBasesResponse> {
+  listReferenceBases(id: string, query: { start?: number; end?: number; pageToken?: string; key?: string } = {}): Promise<ListReferenceBasesResponse> {
     return this.send({ method: 'GET', path: '/references/{id}/bases' }, { id }, undefined, query);
   }
   /** Search variant sets (`POST /variantsets/search`) */
@@ -641,24 +831,24 @@ export class Ga4ghClient extends ClientCore {
     return this.paged({ method: 'POST', path: '/variantsets/search' }, request, 'variantSets');
   }
   /** Get one variant set by id (`GET /variantsets/{id}`) */
-  getVariantSet(id: string): Promise<VariantSet> {
-    return this.send({ method: 'GET', path: '/variantsets/{id}' }, { id });
+  getVariantSet(id: string, query: { key?: string } = {}): Promise<VariantSet> {
+    return this.send({ method: 'GET', path: '/variantsets/{id}' }, { id }, undefined, query);
   }
   /** Search call sets (`POST /callsets/search`) */
   searchCallSets(request: SearchCallSetsRequest): Paged<CallSet, SearchCallSetsResponse> {
     return this.paged({ method: 'POST', path: '/callsets/search' }, request, 'callSets');
   }
   /** Get one call set by id (`GET /callsets/{id}`) */
-  getCallSet(id: string): Promise<CallSet> {
-    return this.send({ method: 'GET', path: '/callsets/{id}' }, { id });
+  getCallSet(id: string, query: { key?: string } = {}): Promise<CallSet> {
+    return this.send({ method: 'GET', path: '/callsets/{id}' }, { id }, undefined, query);
   }
   /** Search variants (`POST /variants/search`) */
   searchVariants(request: SearchVariantsRequest): Paged<Variant, SearchVariantsResponse> {
     return this.paged({ method: 'POST', path: '/variants/search' }, request, 'variants');
   }
   /** Get one variant by id (`GET /variants/{id}`) */
-  getVariant(id: string): Promise<Variant> {
-    return this.send({ method: 'GET', path: '/variants/{id}' }, { id });
+  getVariant(id: string, query: { key?: string } = {}): Promise<Variant> {
+    return this.send({ method: 'GET', path: '/variants/{id}' }, { id }, undefined, query);
   }
   /** List peers (`POST /peers/list`) */
   listPeers(request: ListPeersRequest = {}): Paged<Peer, ListPeersResponse> {
@@ -673,48 +863,48 @@ export class Ga4ghClient extends ClientCore {
     return this.paged({ method: 'POST', path: '/rnaquantificationsets/search' }, request, 'rnaQuantificationSets');
   }
   /** Get one rna quantification set by id (`GET /rnaquantificationsets/{id}`) */
-  getRnaQuantificationSet(id: string): Promise<RnaQuantificationSet> {
-    return this.send({ method: 'GET', path: '/rnaquantificationsets/{id}' }, { id });
+  getRnaQuantificationSet(id: string, query: { key?: string } = {}): Promise<RnaQuantificationSet> {
+    return this.send({ method: 'GET', path: '/rnaquantificationsets/{id}' }, { id }, undefined, query);
   }
   /** Search rna quantifications (`POST /rnaquantifications/search`) */
   searchRnaQuantifications(request: SearchRnaQuantificationsRequest): Paged<RnaQuantification, SearchRnaQuantificationsResponse> {
     return this.paged({ method: 'POST', path: '/rnaquantifications/search' }, request, 'rnaQuantifications');
   }
   /** Get one rna quantification by id (`GET /rnaquantifications/{id}`) */
-  getRnaQuantification(id: string): Promise<RnaQuantification> {
-    return this.send({ method: 'GET', path: '/rnaquantifications/{id}' }, { id });
+  getRnaQuantification(id: string, query: { key?: string } = {}): Promise<RnaQuantification> {
+    return this.send({ method: 'GET', path: '/rnaquantifications/{id}' }, { id }, undefined, query);
   }
   /** Search expression levels (`POST /expressionlevels/search`) */
   searchExpressionLevels(request: SearchExpressionLevelsRequest): Paged<ExpressionLevel, SearchExpressionLevelsResponse> {
     return this.paged({ method: 'POST', path: '/expressionlevels/search' }, request, 'expressionLevels');
   }
   /** Get one expression level by id (`GET /expressionlevels/{id}`) */
-  getExpressionLevel(id: string): Promise<ExpressionLevel> {
-    return this.send({ method: 'GET', path: '/expressionlevels/{id}' }, { id });
+  getExpressionLevel(id: string, query: { key?: string } = {}): Promise<ExpressionLevel> {
+    return this.send({ method: 'GET', path: '/expressionlevels/{id}' }, { id }, undefined, query);
   }
   /** Search individuals (`POST /individuals/search`) */
   searchIndividuals(request: SearchIndividualsRequest = {}): Paged<Individual, SearchIndividualsResponse> {
     return this.paged({ method: 'POST', path: '/individuals/search' }, request, 'individuals');
   }
   /** Get one individual by id (`GET /individuals/{id}`) */
-  getIndividual(id: string): Promise<Individual> {
-    return this.send({ method: 'GET', path: '/individuals/{id}' }, { id });
+  getIndividual(id: string, query: { key?: string } = {}): Promise<Individual> {
+    return this.send({ method: 'GET', path: '/individuals/{id}' }, { id }, undefined, query);
   }
   /** Search biosamples (`POST /biosamples/search`) */
   searchBiosamples(request: SearchBiosamplesRequest = {}): Paged<Biosample, SearchBiosamplesResponse> {
     return this.paged({ method: 'POST', path: '/biosamples/search' }, request, 'biosamples');
   }
   /** Get one biosample by id (`GET /biosamples/{id}`) */
-  getBiosample(id: string): Promise<Biosample> {
-    return this.send({ method: 'GET', path: '/biosamples/{id}' }, { id });
+  getBiosample(id: string, query: { key?: string } = {}): Promise<Biosample> {
+    return this.send({ method: 'GET', path: '/biosamples/{id}' }, { id }, undefined, query);
   }
   /** Search variant annotation sets (`POST /variantannotationsets/search`) */
   searchVariantAnnotationSets(request: SearchVariantAnnotationSetsRequest): Paged<VariantAnnotationSet, SearchVariantAnnotationSetsResponse> {
     return this.paged({ method: 'POST', path: '/variantannotationsets/search' }, request, 'variantAnnotationSets');
   }
   /** Get one variant annotation set by id (`GET /variantannotationsets/{id}`) */
-  getVariantAnnotationSet(id: string): Promise<VariantAnnotationSet> {
-    return this.send({ method: 'GET', path: '/variantannotationsets/{id}' }, { id });
+  getVariantAnnotationSet(id: string, query: { key?: string } = {}): Promise<VariantAnnotationSet> {
+    return this.send({ method: 'GET', path: '/variantannotationsets/{id}' }, { id }, undefined, query);
   }
   /** Search variant annotations (`POST /variantannotations/search`) */
   searchVariantAnnotations(request: SearchVariantAnnotationsRequest): Paged<VariantAnnotation, SearchVariantAnnotationsResponse> {
@@ -731,5 +921,49 @@ export class Ga4ghClient extends ClientCore {
   /** Search genotype phenotype (`POST /featurephenotypeassociations/search`) */
   searchGenotypePhenotype(request: SearchGenotypePhenotypeRequest = {}): Paged<FeaturePhenotypeAssociation, SearchGenotypePhenotypeResponse> {
     return this.paged({ method: 'POST', path: '/featurephenotypeassociations/search' }, request, 'associations');
+  }
+  /** Search read group sets (`POST /readgroupsets/search`) */
+  searchReadGroupSets(request: SearchReadGroupSetsRequest): Paged<ReadGroupSet, SearchReadGroupSetsResponse> {
+    return this.paged({ method: 'POST', path: '/readgroupsets/search' }, request, 'readGroupSets');
+  }
+  /** Get one read group set by id (`GET /readgroupsets/{id}`) */
+  getReadGroupSet(id: string, query: { key?: string } = {}): Promise<ReadGroupSet> {
+    return this.send({ method: 'GET', path: '/readgroupsets/{id}' }, { id }, undefined, query);
+  }
+  /** Get one read group by id (`GET /readgroups/{id}`) */
+  getReadGroup(id: string, query: { key?: string } = {}): Promise<ReadGroup> {
+    return this.send({ method: 'GET', path: '/readgroups/{id}' }, { id }, undefined, query);
+  }
+  /** Search reads (`POST /reads/search`) */
+  searchReads(request: SearchReadsRequest): Paged<ReadAlignment, SearchReadsResponse> {
+    return this.paged({ method: 'POST', path: '/reads/search' }, request, 'alignments');
+  }
+  /** Search feature sets (`POST /featuresets/search`) */
+  searchFeatureSets(request: SearchFeatureSetsRequest = {}): Paged<FeatureSet, SearchFeatureSetsResponse> {
+    return this.paged({ method: 'POST', path: '/featuresets/search' }, request, 'featureSets');
+  }
+  /** Get one feature set by id (`GET /featuresets/{id}`) */
+  getFeatureSet(id: string, query: { key?: string } = {}): Promise<FeatureSet> {
+    return this.send({ method: 'GET', path: '/featuresets/{id}' }, { id }, undefined, query);
+  }
+  /** Search features (`POST /features/search`) */
+  searchFeatures(request: SearchFeaturesRequest = {}): Paged<Feature, SearchFeaturesResponse> {
+    return this.paged({ method: 'POST', path: '/features/search' }, request, 'features');
+  }
+  /** Get one feature by id (`GET /features/{id}`) */
+  getFeature(id: string, query: { key?: string } = {}): Promise<Feature> {
+    return this.send({ method: 'GET', path: '/features/{id}' }, { id }, undefined, query);
+  }
+  /** Search continuous sets (`POST /continuoussets/search`) */
+  searchContinuousSets(request: SearchContinuousSetsRequest = {}): Paged<ContinuousSet, SearchContinuousSetsResponse> {
+    return this.paged({ method: 'POST', path: '/continuoussets/search' }, request, 'continuousSets');
+  }
+  /** Get one continuous set by id (`GET /continuoussets/{id}`) */
+  getContinuousSet(id: string, query: { key?: string } = {}): Promise<ContinuousSet> {
+    return this.send({ method: 'GET', path: '/continuoussets/{id}' }, { id }, undefined, query);
+  }
+  /** Search continuous (`POST /continuous/search`) */
+  searchContinuous(request: SearchContinuousRequest): Paged<Continuous, SearchContinuousResponse> {
+    return this.paged({ method: 'POST', path: '/continuous/search' }, request, 'continuous');
   }
 }

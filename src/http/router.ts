@@ -71,14 +71,16 @@ export class Router {
     return this.literal.has(path) || [...this.patterns.values()].some((list) => list.some((r) => r.route.path === path));
   }
 
-  match(method: string, rawPath: string): Match {
+  /** HEAD is answered wherever GET is (uptime checkers use it); the HTTP layer sends no body then. */
+  match(requestMethod: string, rawPath: string): Match {
+    const method = requestMethod === 'HEAD' ? 'GET' : requestMethod;
     let path = rawPath;
     if (path === VERSION_PREFIX || path.startsWith(VERSION_PREFIX + '/')) path = path.slice(VERSION_PREFIX.length);
     const segments = path.split('/').filter(Boolean);
     const literal = this.literal.get('/' + segments.join('/'));
     if (literal) {
       const route = literal.find((r) => r.method === method);
-      return route ? { kind: 'found', route, params: {} } : { kind: 'wrongMethod', allowed: literal.map((r) => r.method) };
+      return route ? { kind: 'found', route, params: {} } : { kind: 'wrongMethod', allowed: withHead(literal.map((r) => r.method)) };
     }
     const allowed: string[] = [];
     for (const { route, segments: pattern } of this.patterns.get(segments.length) ?? []) {
@@ -87,9 +89,11 @@ export class Router {
       if (route.method === method) return { kind: 'found', route, params };
       if (!allowed.includes(route.method)) allowed.push(route.method);
     }
-    return allowed.length ? { kind: 'wrongMethod', allowed } : { kind: 'none' };
+    return allowed.length ? { kind: 'wrongMethod', allowed: withHead(allowed) } : { kind: 'none' };
   }
 }
+
+const withHead = (methods: string[]) => (methods.includes('GET') ? [...methods, 'HEAD'] : methods);
 
 function matchSegments(pattern: string[], segments: string[]): Record<string, string> | undefined {
   const params: Record<string, string> = {};

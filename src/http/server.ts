@@ -9,36 +9,11 @@ import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
-import { parseMessage, type NamingForm } from '../protocol/schema.js';
+import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { answerClientErrors, nestsDeeperThan } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** Endpoints named in spec section 4.5 that this server does not serve: 501, not 404. */
-const NOT_IMPLEMENTED: Array<[string, string]> = [
-  ['POST', '/readgroupsets/search'],
-  ['GET', '/readgroupsets/{id}'],
-  ['GET', '/readgroups/{id}'],
-  ['POST', '/reads/search'],
-  ['POST', '/featuresets/search'],
-  ['GET', '/featuresets/{id}'],
-  ['POST', '/features/search'],
-  ['GET', '/features/{id}'],
-  ['POST', '/continuoussets/search'],
-  ['GET', '/continuoussets/{id}'],
-  ['POST', '/continuous/search'],
-  ['POST', '/phenotypeassociationsets/search'],
-  ['POST', '/phenotypes/search'],
-  ['POST', '/featurephenotypeassociations/search'],
-  ['POST', '/variantannotationsets/search'],
-  ['GET', '/variantannotationsets/{id}'],
-  ['POST', '/variantannotations/search'],
-  ['POST', '/individuals/search'],
-  ['GET', '/individuals/{id}'],
-  ['POST', '/biosamples/search'],
-  ['GET', '/biosamples/{id}'],
-];
 
 export interface RunningServer {
   url: string;
@@ -49,16 +24,6 @@ export interface RunningServer {
 export function buildRouter(routes: Route[]): Router {
   const router = new Router();
   for (const route of routes) router.add(route);
-  for (const [method, path] of NOT_IMPLEMENTED) {
-    if (router.has(path)) continue;
-    router.add({
-      method: method as 'GET' | 'POST',
-      path,
-      handle: async () => {
-        throw new GAException('notImplemented', `${method} ${path} is not implemented by this server`);
-      },
-    });
-  }
   return router;
 }
 
@@ -121,25 +86,35 @@ function guessForm(input: unknown): NamingForm {
   return keys.some((k) => k.includes('_')) && !keys.some((k) => /[A-Z]/.test(k)) ? 'snake' : 'camel';
 }
 
-function queryObject(query: string): Record<string, string> {
+/**
+ * The query parameters as an object, without `key` (an API key the Python client adds to every
+ * request; accepted and ignored, since this server checks no keys). A parameter given twice is a 400.
+ */
+function queryObject(pairs: Array<[string, string]>): Record<string, string> {
   const out: Record<string, string> = {};
-  if (!query) return out;
-  for (const [k, v] of new URLSearchParams(query)) {
+  for (const [k, v] of pairs) {
+    if (k === 'key') continue;
     if (k in out) throw new GAException('duplicateField', `query parameter '${k}' is given twice`);
     out[k] = v;
   }
   return out;
 }
 
+const queryPairs = (query: string): Array<[string, string]> => (query ? [...new URLSearchParams(query)] : []);
+
 export function createHttpHandler(routes: Route[], config: ServerConfig) {
   const router = buildRouter(routes);
 
-  function send(res: http.ServerResponse, status: number, body: string) {
-    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) });
+  /** Sends a whole body; returns its size in bytes (for the access log). */
+  function send(res: http.ServerResponse, status: number, body: string): number {
+    const size = Buffer.byteLength(body);
+    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': size });
     res.end(body);
+    return size;
   }
 
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<void> {
+  /** Writes a reply; returns the body's size in bytes. */
+  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
     switch (reply.kind) {
       case 'record':
         return send(res, 200, writeRecord(reply.desc, reply.value, form));
@@ -147,24 +122,29 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
       case 'bytes': {
         const chunks = reply.chunks(form);
-        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': chunks.reduce((n, c) => n + c.length, 0) });
+        const size = chunks.reduce((n, c) => n + c.length, 0);
+        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': size });
         res.cork(); // one write to the socket for all the pieces
         for (const chunk of chunks) res.write(chunk);
         res.end();
-        return;
+        return size;
       }
       case 'content': {
         const headers: http.OutgoingHttpHeaders = { 'content-type': reply.contentType, 'content-length': reply.body.length };
         if (reply.cacheControl) headers['cache-control'] = reply.cacheControl;
         res.writeHead(200, headers);
         res.end(reply.body);
-        return;
+        return reply.body.length;
       }
       case 'stream': {
-        res.writeHead(200, { 'content-type': JSON_TYPE });
+        // The status goes out with the first chunk, so a stream that fails before writing anything
+        // (a damaged file found while a page is held) still answers with its own error status.
+        let size = 0;
         await reply.write(
           {
             write: (chunk) => {
+              if (!res.headersSent) res.writeHead(200, { 'content-type': JSON_TYPE });
+              size += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
               if (res.destroyed) return; // the client went away: nothing to wait for
               if (res.write(chunk)) return;
               // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
@@ -181,7 +161,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
           },
           form,
         );
+        if (!res.headersSent) res.writeHead(200, { 'content-type': JSON_TYPE });
         res.end();
+        return size;
       }
     }
   }
@@ -190,6 +172,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
     const started = config.accessLog ? process.hrtime.bigint() : 0n;
     let form: NamingForm = config.forceForm ?? 'camel';
     let clientGone = false;
+    let request: MessageDesc | undefined;
+    let bytes = 0;
     if (config.cors) res.setHeader('access-control-allow-origin', '*');
     try {
       // Split by hand: a URL object per request measured as a visible share of small requests.
@@ -198,12 +182,15 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       const pathname = queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart);
       const query = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1);
       const method = req.method ?? 'GET';
+      const pairs = queryPairs(query);
+      // Even a query that fails to parse answers in the form it was written in.
+      if (!config.forceForm) form = guessForm(Object.fromEntries(pairs));
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
         throw new GAException('invalidRequest', 'an HTTP/1.1 request must have a Host header');
       }
       if (method === 'OPTIONS' && config.cors) {
         res.writeHead(204, {
-          'access-control-allow-methods': 'GET, POST, OPTIONS',
+          'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
           'access-control-allow-headers': req.headers['access-control-request-headers'] ?? 'content-type',
           'access-control-max-age': '86400',
         });
@@ -217,6 +204,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
+      request = route.request;
       const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
       if (method === 'POST') {
@@ -226,8 +214,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
           if (route.onBadBody && e instanceof GAException) await route.onBadBody(e, remote);
           throw e;
         }
+        const unknown = Object.keys(queryObject(pairs));
+        if (unknown.length) throw new GAException('unknownField', `unknown query parameter '${unknown[0]}': ${pathname} takes its fields in the body`);
       } else {
-        input = queryObject(query);
+        input = queryObject(pairs);
         if (!route.request && Object.keys(input as object).length) {
           throw new GAException('unknownField', `${pathname} takes no query parameters`);
         }
@@ -243,7 +233,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         if (!config.forceForm) form = parsed.form;
       }
       const reply = await route.handle({ params, body, form, remote });
-      await writeReply(res, reply, form);
+      bytes = await writeReply(res, reply, form);
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
@@ -257,13 +247,14 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       if (res.headersSent) res.destroy();
       else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
-        send(res, error.status, writeError(error, form));
+        bytes = send(res, error.status, writeError(inRequestForm(error, request, form), form));
       }
     } finally {
       if (config.accessLog) {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        const outcome = clientGone ? 'client went away' : res.statusCode;
-        process.stderr.write(`${new Date().toISOString()} ${req.method} ${req.url} ${outcome} ${ms.toFixed(1)}ms\n`);
+        const client = req.socket.remoteAddress ?? '-';
+        const outcome = clientGone ? 'client-went-away' : res.statusCode;
+        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${req.url} ${outcome} ${bytes}B ${ms.toFixed(1)}ms\n`);
       }
     }
   };

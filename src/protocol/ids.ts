@@ -1,6 +1,6 @@
 /**
- * Ids are the URL-safe base64 (no padding) of a JSON array of local names, e.g. a reference is
- * `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
+ * Ids are the URL-safe base64 (no padding) of the compact UTF-8 JSON of an array of local names, e.g.
+ * a reference is `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
  */
 import { notFound } from './errors.js';
 
@@ -40,15 +40,25 @@ export function encodeId(names: readonly string[]): string {
   return Buffer.from(JSON.stringify(names), 'utf8').toString('base64url');
 }
 
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** Either base64 alphabet, with or without padding: scripts build ids with their language's default base64. */
+const BASE64_ANY = /^[A-Za-z0-9_+/-]+={0,2}$/;
 
-/** Decodes an id strictly; anything but a canonical id of the right kind is a 404 naming the id. */
+/**
+ * Decodes an id: lenient about its spelling (padding, the standard alphabet's `+` and `/`), strict
+ * about what it names: anything but an array of the kind's names (and tag) is a 404 naming the id.
+ */
 export function decodeId(id: string, kind: IdKind): string[] {
   const fail = () => notFound(kind.label, id);
-  if (typeof id !== 'string' || id.length === 0 || id.length > 4096 || !BASE64URL.test(id)) throw fail();
+  if (typeof id !== 'string' || id.length === 0 || id.length > 4096 || !BASE64_ANY.test(id)) throw fail();
+  // The canonical spelling: URL-safe alphabet, no padding. Mixed alphabets are refused.
+  if (/[+/]/.test(id) && /[-_]/.test(id)) throw fail();
+  // Padding, when given, is what base64 writes: up to a multiple of 4 characters.
+  if (id.endsWith('=') && id.length % 4 !== 0) throw fail();
+  const canonical = id.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  if (canonical.length % 4 === 1) throw fail();
   let names: unknown;
   try {
-    names = JSON.parse(Buffer.from(id, 'base64url').toString('utf8'));
+    names = JSON.parse(Buffer.from(canonical, 'base64url').toString('utf8'));
   } catch {
     throw fail();
   }
@@ -57,7 +67,7 @@ export function decodeId(id: string, kind: IdKind): string[] {
     names.length !== kind.parts ||
     !names.every((n) => typeof n === 'string') ||
     (kind.tag !== undefined && names[1] !== kind.tag) ||
-    encodeId(names) !== id
+    encodeId(names) !== canonical
   ) {
     throw fail();
   }

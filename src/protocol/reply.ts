@@ -22,7 +22,7 @@ export interface SearchResponseDesc {
 
 export function searchResponse(name: string, listField: string, item: MessageDesc): SearchResponseDesc {
   return {
-    desc: message(name, { [listField]: t.list(t.msg(() => item)), nextPageToken: t.string }),
+    desc: message(name, { [listField]: t.list(t.msg(() => item), { keepEmpty: true }), nextPageToken: t.string }),
     listField,
     item,
     listKey: { camel: JSON.stringify(listField), snake: JSON.stringify(snakeName(listField)) },

@@ -15,7 +15,8 @@ export type FieldType =
   | { kind: 'bool' }
   | { kind: 'enum'; values: readonly string[] }
   | { kind: 'message'; message: () => MessageDesc }
-  | { kind: 'list'; of: FieldType; acceptSingle?: boolean }
+  /** keepEmpty: written as `[]` when empty (the result list of a search response); other lists are left out then. */
+  | { kind: 'list'; of: FieldType; acceptSingle?: boolean; keepEmpty?: boolean }
   | { kind: 'map'; of: FieldType }
   | { kind: 'json' };
 
@@ -81,7 +82,7 @@ export const t = {
   json: { kind: 'json' } as FieldType,
   enumOf: (...values: string[]): FieldType => ({ kind: 'enum', values }),
   msg: (message: () => MessageDesc): FieldType => ({ kind: 'message', message }),
-  list: (of: FieldType, opts: { acceptSingle?: boolean } = {}): FieldType => ({ kind: 'list', of, ...opts }),
+  list: (of: FieldType, opts: { acceptSingle?: boolean; keepEmpty?: boolean } = {}): FieldType => ({ kind: 'list', of, ...opts }),
   map: (of: FieldType): FieldType => ({ kind: 'map', of }),
   required: (type: FieldType): FieldSpec => ({ type, required: true }),
 };
@@ -220,7 +221,7 @@ function writeNumber(n: number): string {
   return Number.isFinite(n) ? String(n) : JSON.stringify(String(n));
 }
 
-/** Serialized value, or undefined when the value should be left out (unset, or an empty message/map). */
+/** Serialized value, or undefined when the value should be left out (unset, or an empty list/message/map). */
 function writeValue(type: FieldType, v: unknown, form: NamingForm): string | undefined {
   if (v === undefined || v === null) return undefined;
   switch (type.kind) {
@@ -238,6 +239,9 @@ function writeValue(type: FieldType, v: unknown, form: NamingForm): string | und
       return text === '{}' ? undefined : text;
     }
     case 'list': {
+      // Empty lists inside records are left out, as protobuf's JSON printer does (the R client fails on
+      // "names": []); only a search response's result list is always written.
+      if ((v as unknown[]).length === 0 && !type.keepEmpty) return undefined;
       const items = (v as unknown[]).map((item) => writeValue(type.of, item, form) ?? 'null');
       return '[' + items.join(',') + ']';
     }
@@ -271,4 +275,48 @@ export function keyOf(desc: MessageDesc, camel: string, form: NamingForm): strin
   const field = desc.fields.find((f) => f.camel === camel);
   if (!field) throw new Error(`${desc.name} has no field ${camel}`);
   return field.key[form];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Errors in the request's naming form
+
+const fieldNamesSeen = new WeakMap<MessageDesc, Set<string>>();
+
+/** The camelCase names of every field a message and the messages inside it have. */
+function fieldNamesOf(desc: MessageDesc): Set<string> {
+  let names = fieldNamesSeen.get(desc);
+  if (names) return names;
+  names = new Set();
+  fieldNamesSeen.set(desc, names);
+  const visit = (type: FieldType) => {
+    if (type.kind === 'message') for (const n of fieldNamesOf(type.message())) names!.add(n);
+    else if (type.kind === 'list' || type.kind === 'map') visit(type.of);
+  };
+  for (const field of desc.fields) {
+    names.add(field.camel);
+    visit(field.type);
+  }
+  return names;
+}
+
+/**
+ * The error as a snake_case request should read it: field names quoted in its message
+ * (`field 'pageSize'`, `'a.referenceName'`) are given in snake_case. Only names of the request's own
+ * fields are renamed, so ids and values quoted in the message stay as they are.
+ */
+export function inRequestForm(error: GAException, request: MessageDesc | undefined, form: NamingForm): GAException {
+  if (form === 'camel' || request === undefined) return error;
+  const names = fieldNamesOf(request);
+  const message = error.message.replace(/'([A-Za-z][A-Za-z0-9_.[\]]*)'/g, (quoted, path: string) => {
+    const renamed = path
+      .split('.')
+      .map((segment) => {
+        const bracket = segment.indexOf('[');
+        const name = bracket === -1 ? segment : segment.slice(0, bracket);
+        return names.has(name) ? snakeName(name) + segment.slice(name.length) : segment;
+      })
+      .join('.');
+    return `'${renamed}'`;
+  });
+  return message === error.message ? error : new GAException(error.kind, message, error.extra);
 }

@@ -241,7 +241,15 @@ export function buildOpenApiDocument(areaRoutes: AreaRoutes[]): OpenApiBuild {
           content: { 'application/json': { schema: schemas.ref(request), example: exampleOf(request) } },
         };
       }
-      if (parameters.length) operation.parameters = parameters;
+      // Accepted on every endpoint and ignored until keys are configured (the Python client always sends it).
+      parameters.push({
+        name: 'key',
+        in: 'query',
+        required: false,
+        description: 'an API key; accepted and ignored by this server',
+        schema: { type: 'string' },
+      });
+      operation.parameters = parameters;
       const errorRef = route.errorFields
         ? { schema: errorSchema(route.errorFields, schemas) }
         : { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } };

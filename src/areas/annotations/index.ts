@@ -12,7 +12,7 @@ import {
   SearchVariantAnnotationsRequest,
   VariantAnnotationSet,
 } from './messages.js';
-import { annotationService, type JsonStream } from './service.js';
+import { annotationService, annotationSetId, type JsonStream } from './service.js';
 import { annotationMigrations, listAnnotationSets } from './store.js';
 
 const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
@@ -47,13 +47,18 @@ export const annotationsArea: Area = {
   // Annotation sets are registered by `repo add-variantset` and removed with their variant set.
   commands() {},
 
+  async datasetContents(registry, datasetName) {
+    return [['variant annotation set(s)', (await listAnnotationSets(registry)).filter((r) => r.dataset_name === datasetName).length]];
+  },
+
   async inventory(registry) {
     const rows = await listAnnotationSets(registry);
     return [
       {
         title: 'Variant annotation sets',
-        columns: ['dataset', 'name', 'field', 'software', 'ontology'],
+        columns: ['id', 'dataset', 'name', 'field', 'software', 'ontology'],
         rows: rows.map((r) => [
+          annotationSetId(r.dataset_name, r.name),
           r.dataset_name,
           r.name,
           r.info_field,

@@ -16,7 +16,7 @@ import {
   SearchIndividualsRequest,
   SearchIndividualsResponse,
 } from './messages.js';
-import { biometadataService } from './service.js';
+import { biometadataService, biosampleId, individualId } from './service.js';
 import { biometadataMigrations, listBiosamples, listIndividuals, removeBiosample, removeIndividual } from './store.js';
 
 
@@ -103,6 +103,13 @@ export const biometadataArea: Area = {
       );
   },
 
+  async datasetContents(registry, datasetName) {
+    return [
+      ['individual(s)', (await listIndividuals(registry, { datasetName })).length],
+      ['biosample(s)', (await listBiosamples(registry, { datasetName })).length],
+    ];
+  },
+
   async inventory(registry) {
     const individuals = await listIndividuals(registry, {});
     const biosamples = await listBiosamples(registry, {});
@@ -110,18 +117,19 @@ export const biometadataArea: Area = {
     return [
       {
         title: 'Individuals',
-        columns: ['dataset', 'name', 'biosamples', 'description'],
+        columns: ['id', 'dataset', 'name', 'biosamples', 'description'],
         rows: individuals.map((i) => [
+          individualId(i.dataset_name, i.name),
           i.dataset_name,
           i.name,
-          String(biosamples.filter((b) => b.dataset_name === i.dataset_name && b.individual_name === i.name).length),
+          biosamples.filter((b) => b.dataset_name === i.dataset_name && b.individual_name === i.name).length,
           described(i.fields),
         ]),
       },
       {
         title: 'Biosamples',
-        columns: ['dataset', 'name', 'individual', 'description'],
-        rows: biosamples.map((b) => [b.dataset_name, b.name, b.individual_name ?? '', described(b.fields)]),
+        columns: ['id', 'dataset', 'name', 'individual', 'description'],
+        rows: biosamples.map((b) => [biosampleId(b.dataset_name, b.name), b.dataset_name, b.name, b.individual_name, described(b.fields)]),
       },
     ];
   },

@@ -187,6 +187,18 @@ export async function removeBiosample(registry: Registry, datasetName: string, n
         `biosample '${name}' is the biosample of RNA quantification(s) ${users.map((u) => `'${u.set_name}/${u.name}'`).join(', ')}; remove those first`,
       );
     }
+    const readGroupSets = await trx
+      .selectFrom('read_group_set')
+      .select('name')
+      .where('dataset_name', '=', datasetName)
+      .where('biosample_name', '=', name)
+      .orderBy('name')
+      .execute();
+    if (readGroupSets.length) {
+      throw new UserError(
+        `biosample '${name}' is the biosample of read group set(s) ${readGroupSets.map((u) => `'${u.name}'`).join(', ')}; remove those first`,
+      );
+    }
     await removeRow(trx, registry, 'biosample', datasetName, name);
   });
 }

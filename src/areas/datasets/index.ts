@@ -4,8 +4,8 @@ import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { Dataset, SearchDatasetsRequest, SearchDatasetsResponse } from './messages.js';
-import { datasetService } from './service.js';
-import { addDataset, listDatasets, datasetMigrations, removeDataset } from './store.js';
+import { datasetId, datasetService } from './service.js';
+import { addDataset, listDatasets, datasetMigrations, removeDataset, requireDatasetToRemove } from './store.js';
 
 export const datasetsArea: Area = {
   name: 'datasets',
@@ -28,7 +28,7 @@ export const datasetsArea: Area = {
     ];
   },
 
-  commands(repo: Command, { withRegistry }: CommandContext) {
+  commands(repo: Command, { withRegistry, areas }: CommandContext) {
     repo
       .command('add-dataset')
       .description('register a dataset, the container of variant sets and RNA quantification sets')
@@ -50,14 +50,21 @@ export const datasetsArea: Area = {
       .argument('<name>')
       .action(
         action(async (location: string, name: string) => {
-          await withRegistry(location, (registry) => removeDataset(registry, name));
-          say(`removed dataset '${name}'`);
+          const contents = await withRegistry(location, async (registry) => {
+            const counts: Array<[string, number]> = [];
+            await requireDatasetToRemove(registry, name);
+            for (const area of areas) if (area.datasetContents) counts.push(...(await area.datasetContents(registry, name)));
+            await removeDataset(registry, name);
+            return counts.filter(([, n]) => n > 0);
+          });
+          const what = contents.map(([kind, n]) => `${n} ${kind}`).join(', ');
+          say(`removed dataset '${name}'${what ? ` with ${what}` : ' (it held nothing)'}`);
         }),
       );
   },
 
   async inventory(registry) {
     const rows = await listDatasets(registry, undefined, Number.MAX_SAFE_INTEGER);
-    return [{ title: 'Datasets', columns: ['name', 'description'], rows: rows.map((r) => [r.name, r.description ?? '']) }];
+    return [{ title: 'Datasets', columns: ['id', 'name', 'description'], rows: rows.map((r) => [datasetId(r.name), r.name, r.description]) }];
   },
 };

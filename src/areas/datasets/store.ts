@@ -78,6 +78,13 @@ export async function listDatasets(registry: Registry, after: string | undefined
   return q.execute();
 }
 
+/** The dataset `remove-dataset` names, or a UserError when there is none. */
+export async function requireDatasetToRemove(registry: Registry, name: string): Promise<DatasetRow> {
+  const row = await getDataset(registry, name);
+  if (!row) throw new UserError(`no dataset '${name}' in ${registry.location}`);
+  return row;
+}
+
 /** Removes a dataset. Tables that hang off a dataset reference it with ON DELETE CASCADE. */
 export async function removeDataset(registry: Registry, name: string): Promise<void> {
   const result = await registry.db.deleteFrom('dataset').where('name', '=', name).executeTakeFirst();

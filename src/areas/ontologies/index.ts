@@ -58,7 +58,7 @@ export const ontologiesArea: Area = {
       {
         title: 'Ontologies',
         columns: ['name', 'terms', 'version', 'source'],
-        rows: rows.map((r) => [r.name, String(r.term_count), r.version ?? '', r.source]),
+        rows: rows.map((r) => [r.name, r.term_count, r.version, r.source]),
       },
     ];
   },

@@ -15,7 +15,7 @@ import {
   SearchPhenotypesRequest,
   SearchPhenotypesResponse,
 } from './messages.js';
-import { phenotypeService } from './service.js';
+import { phenotypeService, phenotypeSetId } from './service.js';
 import { listPhenotypeSets, phenotypeMigrations, removePhenotypeSet } from './store.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -82,24 +82,28 @@ export const phenotypesArea: Area = {
       );
   },
 
+  async datasetContents(registry, datasetName) {
+    return [['phenotype association set(s)', (await listPhenotypeSets(registry, datasetName, undefined)).length]];
+  },
+
   async inventory(registry) {
     const sets = await listPhenotypeSets(registry, undefined, undefined);
     const ontologies = await registry.db.selectFrom('phenotype_association_set_ontology').selectAll().execute();
     return [
       {
         title: 'Phenotype association sets',
-        columns: ['dataset', 'name', 'associations', 'phenotypes', 'features', 'ontologies', 'version', 'source'],
+        columns: ['id', 'dataset', 'name', 'associations', 'phenotypes', 'features', 'ontologies', 'version', 'source'],
         rows: sets.map((s) => [
+          phenotypeSetId(s.dataset_name, s.name),
           s.dataset_name,
           s.name,
-          String(s.association_count),
-          String(s.phenotype_count),
-          String(s.feature_count),
+          s.association_count,
+          s.phenotype_count,
+          s.feature_count,
           ontologies
             .filter((o) => o.dataset_name === s.dataset_name && o.set_name === s.name)
             .map((o) => o.ontology_name)
-            .sort()
-            .join(','),
+            .sort(),
           s.version ?? '',
           s.source,
         ]),

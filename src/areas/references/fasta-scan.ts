@@ -66,7 +66,8 @@ class FastaScanner {
 
   finish(): ScannedSequence[] {
     if (this.carry.length) {
-      this.line(this.carry, 0, this.carry.length, this.carry.length);
+      // A last line without a line end (`>a\nACGT\nACGT`): samtools faidx indexes it, as if it had one.
+      this.line(this.carry, 0, this.carry.length, undefined);
       this.position += this.carry.length;
       this.carry = Buffer.alloc(0);
     }
@@ -79,12 +80,18 @@ class FastaScanner {
     return new UserError(`${this.file} line ${this.lineNumber}: ${why}`);
   }
 
-  /** One line: bytes [from, to) without the newline; `width` counts the newline too. */
-  private line(data: Buffer, from: number, to: number, width: number): void {
+  /**
+   * One line: bytes [from, to) without the newline; `width` counts the newline too, and is undefined
+   * for a last line without one (its width is then taken as the other lines' width).
+   */
+  private line(data: Buffer, from: number, to: number, givenWidth: number | undefined): void {
     this.lineNumber++;
     let end = to;
     if (end > from && data[end - 1] === CR) end--;
     const lineStart = this.position + from;
+    const record = this.current;
+    const terminator = record && record.lines > 0 ? record.entry.lineWidth - record.entry.lineBases : 1;
+    const width = givenWidth ?? end - from + terminator;
     if (data[from] === 0x3e /* > */) {
       this.closeRecord();
       const header = data.toString('latin1', from + 1, end);
@@ -101,7 +108,6 @@ class FastaScanner {
       return;
     }
     const bases = end - from;
-    const record = this.current;
     if (!record) {
       if (bases === 0) return;
       throw this.fail('sequence data before the first FASTA header');
@@ -189,14 +195,23 @@ async function* chunksOf(location: string): AsyncGenerator<Buffer> {
   for await (const chunk of stream) yield chunk as Buffer;
 }
 
-export async function scanFasta(location: string): Promise<FastaScan> {
+/**
+ * Reads the whole FASTA once. `onProgress` hears how many bytes of the file were read so far, and its
+ * size when known (0 otherwise).
+ */
+export async function scanFasta(location: string, onProgress?: (bytesRead: number, size: number) => void): Promise<FastaScan> {
   const scanner = new FastaScanner(location);
+  let lastBlockEmpty = false;
+  let bytesRead = 0;
+  const size = !isUrl(location) && fs.existsSync(location) ? fs.statSync(location).size : 0;
   let compression: FastaScan['compression'] | undefined;
   const gzi: Array<[number, number]> = [];
   let pending: Buffer = Buffer.alloc(0);
   let compressedAt = 0; // file offset of pending[0]
   let uncompressedAt = 0;
   for await (const chunk of chunksOf(location)) {
+    bytesRead += chunk.length;
+    onProgress?.(bytesRead, size);
     if (compression === undefined) {
       pending = Buffer.concat([pending, chunk]);
       if (pending.length < 18 && isGzip(pending)) continue;
@@ -223,10 +238,12 @@ export async function scanFasta(location: string): Promise<FastaScan> {
       if (pending.length - p < size) break;
       let data: Buffer;
       try {
-        data = zlib.inflateRawSync(pending.subarray(p + 18, p + size - 8));
+        // The whole gzip member, so its CRC and size are checked too: a damaged block may still inflate.
+        data = zlib.gunzipSync(pending.subarray(p, p + size));
       } catch {
         throw new UserError(`${location}: corrupt BGZF block at byte ${compressedAt + p}`);
       }
+      lastBlockEmpty = data.length === 0;
       if (compressedAt + p > 0) gzi.push([compressedAt + p, uncompressedAt]);
       scanner.push(data);
       uncompressedAt += data.length;
@@ -236,6 +253,9 @@ export async function scanFasta(location: string): Promise<FastaScan> {
     compressedAt += p;
   }
   if (compression === 'bgzf' && pending.length) throw new UserError(`${location}: truncated BGZF block at byte ${compressedAt}`);
+  if (compression === 'bgzf' && !lastBlockEmpty) {
+    throw new UserError(`${location} has no BGZF end-of-file block, so it was cut short (truncated copy or download?)`);
+  }
   if (compression === undefined && pending.length) scanner.push(pending);
   const sequences = scanner.finish();
   return compression === 'bgzf' ? { compression, sequences, gzi } : { compression: 'none', sequences };

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { action, commaList, say } from '../../cli/output.js';
+import { action, byteProgress, commaList, say } from '../../cli/output.js';
 import { GAException } from '../../protocol/errors.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
-import type { Area, CommandContext } from '../area.js';
+import type { Area, CommandContext, InventoryValue } from '../area.js';
+import { UserError } from '../../user-error.js';
 import { loadReferenceSet, type ReferenceSetOptions } from './loader.js';
 import {
   ListReferenceBasesQuery,
@@ -18,8 +19,9 @@ import {
   type BasesPage,
   type BasesRequest,
 } from './messages.js';
+import { checkReferenceSets } from './check.js';
 import { SequenceFiles } from './sequences.js';
-import { referenceService } from './service.js';
+import { referenceService, referenceSetId } from './service.js';
 import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
 
 /**
@@ -98,7 +100,7 @@ export const referencesArea: Area = {
     ];
   },
 
-  commands(repo: Command, { withRegistry }: CommandContext) {
+  commands(repo: Command, { withRegistry, areas }: CommandContext) {
     repo
       .command('add-referenceset')
       .description('register a FASTA file (plain with .fai, or bgzipped with .fai and .gzi) as a reference set')
@@ -115,7 +117,10 @@ export const referencesArea: Area = {
       .option('--reference-accessions <file>', 'accessions of single references: lines of NAME ACCESSION[,ACCESSION...]')
       .action(
         action(async (location: string, fasta: string, opts: ReferenceSetOptions) => {
-          const loaded = await withRegistry(location, (registry) => loadReferenceSet(registry, fasta, opts));
+          const progress = byteProgress('reading');
+          const loaded = await withRegistry(location, (registry) =>
+            loadReferenceSet(registry, fasta, { ...opts, progress: (read, size) => progress.update(fasta, read, size) }),
+          ).finally(progress.done);
           for (const file of loaded.createdIndexes) say(`created index ${file}`);
           say(`added reference set '${loaded.name}': ${loaded.references} reference(s), md5 ${loaded.md5checksum}`);
         }),
@@ -127,7 +132,12 @@ export const referencesArea: Area = {
       .argument('<name>')
       .action(
         action(async (location: string, name: string) => {
-          await withRegistry(location, (registry) => removeReferenceSet(registry, name));
+          await withRegistry(location, async (registry) => {
+            const users: string[] = [];
+            for (const area of areas) if (area.referenceSetUsers) users.push(...(await area.referenceSetUsers(registry, name)));
+            if (users.length) throw new UserError(`reference set '${name}' is used by ${users.join(', ')}; remove ${users.length > 1 ? 'those' : 'it'} first`);
+            await removeReferenceSet(registry, name);
+          });
           say(`removed reference set '${name}'`);
         }),
       );
@@ -135,32 +145,13 @@ export const referencesArea: Area = {
 
   async inventory(registry) {
     const sets = await listReferenceSets(registry);
-    const rows: string[][] = [];
+    const rows: InventoryValue[][] = [];
     for (const set of sets) {
       const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
-      rows.push([set.name, String(refs.length), set.assembly_id ?? '', set.md5checksum, set.fasta_path]);
+      rows.push([referenceSetId(set.name), set.name, refs.length, set.assembly_id, set.md5checksum, set.fasta_path]);
     }
-    return [{ title: 'Reference sets', columns: ['name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
+    return [{ title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
   },
 
-  async check(registry) {
-    const files = new SequenceFiles(1);
-    const problems: string[] = [];
-    for (const set of await listReferenceSets(registry)) {
-      for (const ref of await listReferences(registry, { referenceSetName: set.name }, undefined)) {
-        const length = Number(ref.length);
-        try {
-          // The first and last bases prove the file, its index and the registered length agree.
-          if (length > 0) {
-            await files.bases(set, ref.name, 0, 1);
-            await files.bases(set, ref.name, length - 1, length);
-          }
-        } catch (e) {
-          problems.push(`reference set '${set.name}', reference '${ref.name}': ${(e as Error).message} (${set.fasta_path})`);
-          break;
-        }
-      }
-    }
-    return problems;
-  },
+  check: checkReferenceSets,
 };

@@ -22,6 +22,8 @@ export interface ReferenceSetOptions {
   isDerived?: boolean;
   /** A file of `NAME ACCESSION[,ACCESSION...]` lines: accessions of single references. */
   referenceAccessions?: string;
+  /** Hears how many bytes of the FASTA were read so far (a 3 GB genome takes a while). */
+  progress?: (bytesRead: number, size: number) => void;
 }
 
 export interface LoadedReferenceSet {
@@ -72,19 +74,24 @@ function writeIndex(file: string, content: string | Buffer, created: string[]): 
 }
 
 /** Checks an existing .fai against the scan, or writes one; the same for .gzi of BGZF files. */
+/** Whether an existing .fai says what a scan of its FASTA found. */
+export function faiMatches(entries: ReturnType<typeof parseFai>, scan: FastaScan): boolean {
+  return (
+    entries.length === scan.sequences.length &&
+    entries.every((e, i) => {
+      const s = scan.sequences[i];
+      return e.name === s.name && e.length === s.length && e.offset === s.offset && e.lineBases === s.lineBases && e.lineWidth === s.lineWidth;
+    })
+  );
+}
+
 async function ensureIndexes(fasta: string, scan: FastaScan): Promise<{ fai: string; gzi: string | null; created: string[] }> {
   const created: string[] = [];
   const fai = `${fasta}.fai`;
   const faiBytes = await readIndex(fai);
   if (faiBytes) {
     const entries = parseFai(faiBytes.toString('utf8'), fai);
-    const same =
-      entries.length === scan.sequences.length &&
-      entries.every((e, i) => {
-        const s = scan.sequences[i];
-        return e.name === s.name && e.length === s.length && e.offset === s.offset && e.lineBases === s.lineBases && e.lineWidth === s.lineWidth;
-      });
-    if (!same) throw new UserError(`the index ${fai} does not match ${fasta} (out of date?); delete it and load again to rebuild it`);
+    if (!faiMatches(entries, scan)) throw new UserError(`the index ${fai} does not match ${fasta} (out of date?); delete it and load again to rebuild it`);
   } else {
     writeIndex(fai, faiText(scan.sequences), created);
   }
@@ -135,7 +142,7 @@ export async function loadReferenceSet(registry: Registry, fasta: string, option
     throw new UserError(`reference set '${name}' already exists in ${registry.location}; choose another with --name`);
   }
   const fastaPath = remote ? fasta : path.resolve(fasta);
-  const scan = await scanFasta(fastaPath);
+  const scan = await scanFasta(fastaPath, options.progress);
   const referenceAccessions = options.referenceAccessions
     ? readReferenceAccessions(options.referenceAccessions, new Set(scan.sequences.map((s) => s.name)))
     : new Map<string, string[]>();

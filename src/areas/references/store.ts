@@ -220,7 +220,7 @@ export async function removeReferenceSet(registry: Registry, name: string): Prom
   } catch (e) {
     if (e instanceof UserError) throw e;
     if (/foreign key/i.test((e as Error).message)) {
-      throw new UserError(`reference set '${name}' is used by a registered variant set; remove that first`);
+      throw new UserError(`reference set '${name}' is used by a registered variant set or read group set; remove those first`);
     }
     throw e;
   }

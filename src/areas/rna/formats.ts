@@ -98,9 +98,21 @@ export class FormatError extends UserError {
 
 const missingColumns = (spec: FormatSpec, header: string[]) => spec.required.filter((c) => !header.includes(c));
 
-/** The format whose header this is, or undefined. */
+/**
+ * The format a header is most like: the one whose name column comes first (each format names its
+ * first column differently), else the one with most of its columns present (at least two). A header
+ * with a column missing is still recognised, so the error can name the column.
+ */
 function detectFormat(header: string[]): FormatName | undefined {
-  return FORMATS.find((f) => SPECS[f].nameColumns.includes(header[0]) && missingColumns(SPECS[f], header).length === 0);
+  const byName = FORMATS.find((f) => SPECS[f].nameColumns.includes(header[0]));
+  if (byName) return byName;
+  let best: FormatName | undefined;
+  let bestCount = 1;
+  for (const f of FORMATS) {
+    const present = SPECS[f].required.length - missingColumns(SPECS[f], header).length;
+    if (present > bestCount) [best, bestCount] = [f, present];
+  }
+  return best;
 }
 
 // Decimal numbers as the tools write them (1, 0.5, 3.2e-05); not NaN, inf or empty.

@@ -16,7 +16,7 @@ import {
   SearchRnaQuantificationsRequest,
   SearchRnaQuantificationsResponse,
 } from './messages.js';
-import { rnaService } from './service.js';
+import { quantificationId, quantificationSetId, rnaService } from './service.js';
 import {
   addQuantificationSet,
   listAllQuantifications,
@@ -145,28 +145,40 @@ export const rnaArea: Area = {
     return [
       {
         title: 'RNA quantification sets',
-        columns: ['dataset', 'name', 'quantifications', 'description'],
+        columns: ['id', 'dataset', 'name', 'quantifications', 'description'],
         rows: sets.map((s) => [
+          quantificationSetId(s.dataset_name, s.name),
           s.dataset_name,
           s.name,
-          String(quantifications.filter((q) => q.dataset_name === s.dataset_name && q.set_name === s.name).length),
-          s.description ?? '',
+          quantifications.filter((q) => q.dataset_name === s.dataset_name && q.set_name === s.name).length,
+          s.description,
         ]),
       },
       {
         title: 'RNA quantifications',
-        columns: ['dataset', 'set', 'name', 'format', 'units', 'levels', 'biosample', 'source'],
+        columns: ['id', 'dataset', 'set', 'name', 'format', 'units', 'levels', 'biosample', 'source'],
         rows: quantifications.map((q) => [
+          quantificationId(q.dataset_name, q.set_name, q.name),
           q.dataset_name,
           q.set_name,
           q.name,
           q.format,
           q.units,
-          String(q.row_count),
-          q.biosample_id ?? '',
+          Number(q.row_count),
+          q.biosample_id,
           q.source,
         ]),
       },
+    ];
+  },
+
+  async datasetContents(registry, datasetName) {
+    const sets = await listQuantificationSets(registry, datasetName, undefined);
+    const quantifications = (await listAllQuantifications(registry)).filter((q) => q.dataset_name === datasetName);
+    return [
+      ['RNA quantification set(s)', sets.length],
+      ['RNA quantification(s)', quantifications.length],
+      ['expression level(s)', quantifications.reduce((n, q) => n + Number(q.row_count), 0)],
     ];
   },
 };

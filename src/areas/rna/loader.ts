@@ -68,7 +68,10 @@ async function* fileChunks(location: string): AsyncGenerator<Uint8Array> {
   try {
     size = (await file.stat()).size;
   } catch (e) {
-    throw new UserError(`cannot read ${location}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UserError(`no such file: ${location}`);
+    if (code === 'EISDIR') throw new UserError(`${location} is a folder; give the quantification file`);
+    throw new UserError(`cannot read ${location}: ${code ?? (e as Error).message}`);
   }
   async function* raw(): AsyncGenerator<Uint8Array> {
     for (let at = 0; at < size; at += CHUNK) yield await file.read(Math.min(CHUNK, size - at), at);
@@ -107,12 +110,29 @@ async function* fileLines(location: string): AsyncGenerator<[string, number]> {
   if (rest.length) yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest, ++number];
 }
 
+/** Every error of a load names the file (a batch of loads otherwise leaves the user guessing). */
 export async function loadQuantification(
   registry: Registry,
   datasetName: string,
   setName: string,
   file: string,
   options: QuantificationOptions = {},
+): Promise<LoadedQuantification> {
+  try {
+    return await loadQuantificationOf(registry, datasetName, setName, file, options);
+  } catch (e) {
+    const named = e instanceof UserError && (e.message.includes(file) || (!isUrl(file) && e.message.includes(path.resolve(file))));
+    if (e instanceof UserError && !named) throw new UserError(`${file}: ${e.message}`);
+    throw e;
+  }
+}
+
+async function loadQuantificationOf(
+  registry: Registry,
+  datasetName: string,
+  setName: string,
+  file: string,
+  options: QuantificationOptions,
 ): Promise<LoadedQuantification> {
   await requireDataset(registry, datasetName);
   if (options.biosampleId !== undefined) await requireBiosample(registry, datasetName, options.biosampleId);

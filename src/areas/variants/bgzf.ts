@@ -19,8 +19,8 @@ export interface VirtualOffset {
 const HEADER_SIZE = 18;
 const MAX_SLICE = 1 << 20;
 
-/** The total size of the BGZF block at `at`, or undefined when its header is not all in `buf`. */
-function blockSizeAt(buf: Uint8Array, at: number, source: string): number | undefined {
+/** The total size of the BGZF block at `at`, or undefined when its header is not all in `buf` (also read by the reads area). */
+export function blockSizeAt(buf: Uint8Array, at: number, source: string): number | undefined {
   if (at + HEADER_SIZE > buf.length) return undefined;
   if (buf[at] !== 31 || buf[at + 1] !== 139 || (buf[at + 3] & 4) === 0) {
     throw new Error(`${source} is not a BGZF file (bad block header at byte ${at})`);
@@ -58,6 +58,16 @@ export async function* readLinesFrom(
   let sliceSize = 64 * 1024;
   let carry: Buffer = Buffer.alloc(0);
   let carryOrigin: VirtualOffset = start;
+  // A reader that reaches the end of the file must have passed the end-of-file block (an empty block):
+  // without it the file was cut, at a block boundary, and records the index promises are missing.
+  let blocksSeen = 0;
+  let lastBlockEmpty = false;
+  const truncated = () =>
+    new Error(
+      blocksSeen === 0
+        ? `${source} is truncated: the index points past its end (byte ${position})`
+        : `${source} is truncated: it ends without the BGZF end-of-file block`,
+    );
   for (;;) {
     const read = await file.read(sliceSize, position);
     const compressed = Buffer.from(read.buffer, read.byteOffset, read.length);
@@ -67,10 +77,13 @@ export async function* readLinesFrom(
       const size = blockSizeAt(compressed, used, source);
       if (size === undefined || used + size > compressed.length) break;
       used += size;
+      blocksSeen++;
+      lastBlockEmpty = compressed.readUInt32LE(used - 4) === 0;
     }
     if (used === 0) {
       if (compressed.length < sliceSize) {
-        if (compressed.length > 0) throw new Error(`${source} ends in the middle of a BGZF block`);
+        if (compressed.length > 0) throw new Error(`${source} is truncated: it ends in the middle of a BGZF block`);
+        if (!lastBlockEmpty) throw truncated();
         break; // end of file
       }
       sliceSize = Math.min(sliceSize * 2, MAX_SLICE * 2);
@@ -122,10 +135,110 @@ export async function* readLinesFrom(
       }
     }
     position += used;
-    if (compressed.length < sliceSize && used === compressed.length) break; // read to the end of the file
+    if (compressed.length < sliceSize && used === compressed.length) {
+      if (!lastBlockEmpty) throw truncated();
+      break; // read to the end of the file
+    }
     sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
   }
   if (carry.length) yield { bytes: Buffer.concat([carry, Buffer.from('\n')]), origin: carryOrigin };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Checking whole files
+
+/** Why a file that should be BGZF is not (undefined when its first block header is a BGZF one). */
+export function bgzfHeaderProblem(head: Uint8Array): string | undefined {
+  if (head.length < 2 || head[0] !== 31 || head[1] !== 139) return 'is not compressed (no gzip header)';
+  const xlen = head.length >= 12 ? head[10] | (head[11] << 8) : 0;
+  if (head.length < 18 || (head[3] & 4) === 0 || xlen < 6 || head[12] !== 66 || head[13] !== 67) {
+    return 'is gzip-compressed but not BGZF, so it cannot be read by index';
+  }
+  return undefined;
+}
+
+/** Whether a BGZF file ends with the end-of-file block, as bgzip and htslib write it. */
+export async function hasEofBlock(file: GenericFilehandle): Promise<boolean> {
+  const { size } = await file.stat();
+  if (size < EOF_BLOCK.length) return false;
+  const tail = await file.read(EOF_BLOCK.length, size - EOF_BLOCK.length);
+  return Buffer.from(tail.buffer, tail.byteOffset, tail.length).equals(EOF_BLOCK);
+}
+
+/**
+ * The last line of text of a BGZF file that ends with its end-of-file block, read from the end: the
+ * blocks before the EOF block are found by their headers (a block is at most 64 KB, so its start lies
+ * in the 64 KB before its end) and inflated until the last line is whole.
+ */
+export async function lastLineOf(file: GenericFilehandle, source: string): Promise<string> {
+  const { size } = await file.stat();
+  let end = size - EOF_BLOCK.length;
+  let text: Buffer = Buffer.alloc(0);
+  while (end > 0) {
+    const from = Math.max(0, end - 65536);
+    const read = await file.read(end - from, from);
+    const tail = Buffer.from(read.buffer, read.byteOffset, read.length);
+    let blockStart = -1;
+    for (let at = tail.length - 28; at >= 0; at--) {
+      if (tail[at] === 31 && tail[at + 1] === 139 && tail[at + 12] === 66 && tail[at + 13] === 67) {
+        if (at + (tail[at + 16] | (tail[at + 17] << 8)) + 1 === tail.length) {
+          blockStart = at;
+          break;
+        }
+      }
+    }
+    if (blockStart === -1) throw new Error(`${source}: no BGZF block ends where the end-of-file block begins`);
+    text = Buffer.concat([gunzipSync(tail.subarray(blockStart)), text]);
+    end = from + blockStart;
+    // Whole once a line end precedes the last line (a final line end of the file does not count).
+    const body = text[text.length - 1] === 10 ? text.subarray(0, text.length - 1) : text;
+    if (body.lastIndexOf(10) !== -1) break;
+  }
+  const body = text[text.length - 1] === 10 ? text.subarray(0, text.length - 1) : text;
+  return body.toString('utf8', body.lastIndexOf(10) + 1).replace(/\r$/, '');
+}
+
+/**
+ * Inflates every block of a BGZF file from the start (checking each block's CRC and size), handing
+ * the text to `onText` and the bytes read so far to `onProgress`. Throws at the first damaged block,
+ * naming its byte offset; a file cut short or without its end-of-file block is damaged too.
+ */
+export async function inflateAll(
+  file: GenericFilehandle,
+  source: string,
+  onText: (text: Buffer) => void,
+  onProgress?: (bytesRead: number, size: number) => void,
+): Promise<void> {
+  const { size } = await file.stat();
+  let position = 0;
+  let lastBlockEmpty = false;
+  while (position < size) {
+    const read = await file.read(Math.min(MAX_SLICE * 4, size - position), position);
+    const slice = Buffer.from(read.buffer, read.byteOffset, read.length);
+    let at = 0;
+    for (;;) {
+      let blockSize: number | undefined;
+      try {
+        blockSize = blockSizeAt(slice, at, source);
+      } catch {
+        throw new Error(`${source}: damaged BGZF block header at byte ${position + at}`);
+      }
+      if (blockSize === undefined || at + blockSize > slice.length) break;
+      let text: Buffer;
+      try {
+        text = gunzipSync(slice.subarray(at, at + blockSize));
+      } catch (e) {
+        throw new Error(`${source}: damaged BGZF block at byte ${position + at} (${(e as Error).message})`);
+      }
+      lastBlockEmpty = text.length === 0;
+      if (text.length) onText(text);
+      at += blockSize;
+    }
+    if (at === 0) throw new Error(`${source} is truncated: it ends in the middle of a BGZF block at byte ${position}`);
+    position += at;
+    onProgress?.(position, size);
+  }
+  if (!lastBlockEmpty) throw new Error(`${source} is truncated: it ends without the BGZF end-of-file block`);
 }
 
 // ---------------------------------------------------------------------------------------------------

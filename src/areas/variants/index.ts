@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
-import type { Area, CommandContext } from '../area.js';
+import type { Area, CommandContext, InventoryValue } from '../area.js';
 import { loadVariantSet, type VariantSetOptions } from './loader.js';
 import {
   CallSet,
@@ -12,9 +12,9 @@ import {
   SearchVariantsRequest,
   VariantSet,
 } from './messages.js';
-import { variantService, type JsonStream } from './service.js';
+import { variantService, variantSetId, type JsonStream } from './service.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
-import { openVcf, recordsIn } from './vcf-files.js';
+import { checkVariantSets } from './check.js';
 
 const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
 
@@ -76,6 +76,7 @@ export const variantsArea: Area = {
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
           const loaded = await withRegistry(location, (registry) => loadVariantSet(registry, dataset, paths, opts));
+          for (const note of loaded.notes) say(note);
           for (const file of loaded.createdFiles) say(`created ${file}`);
           if (loaded.missingContigs.length) say(`note: contig(s) not in the reference set: ${loaded.missingContigs.join(', ')}`);
           say(
@@ -103,34 +104,30 @@ export const variantsArea: Area = {
   },
 
   async inventory(registry) {
-    const rows: string[][] = [];
+    const rows: InventoryValue[][] = [];
     for (const set of await listVariantSets(registry, undefined, undefined)) {
       const files = await listVariantSetFiles(registry, set.dataset_name, set.name);
       const callSets = await listCallSets(registry, set.dataset_name, set.name);
       const contigs = [...new Set(files.flatMap((f) => JSON.parse(f.contigs) as string[]))];
-      rows.push([set.dataset_name, set.name, set.reference_set_name, String(files.length), String(callSets.length), contigs.join(',')]);
+      rows.push([variantSetId(set.dataset_name, set.name), set.dataset_name, set.name, set.reference_set_name, files.length, callSets.length, contigs]);
     }
-    return [{ title: 'Variant sets', columns: ['dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
+    return [{ title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
   },
 
-  async check(registry) {
-    const problems: string[] = [];
-    for (const set of await listVariantSets(registry, undefined, undefined)) {
-      for (const file of await listVariantSetFiles(registry, set.dataset_name, set.name)) {
-        try {
-          // The first record of each contig proves the file and its index open and agree.
-          const vcf = openVcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
-          for (const contig of JSON.parse(file.contigs) as string[]) {
-            const records = recordsIn(vcf, contig, 0, Number.POSITIVE_INFINITY);
-            const first = await records.next();
-            await records.return(undefined);
-            if (first.done) throw new Error(`the index lists contig ${contig} but no record of it was found`);
-          }
-        } catch (e) {
-          problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${(e as Error).message} (${file.path})`);
-        }
-      }
-    }
-    return problems;
+  async referenceSetUsers(registry, referenceSetName) {
+    const sets = await listVariantSets(registry, undefined, undefined);
+    return sets.filter((s) => s.reference_set_name === referenceSetName).map((s) => `variant set '${s.name}' of dataset '${s.dataset_name}'`);
   },
+
+  async datasetContents(registry, datasetName) {
+    const sets = await listVariantSets(registry, datasetName, undefined);
+    let callSets = 0;
+    for (const set of sets) callSets += (await listCallSets(registry, datasetName, set.name)).length;
+    return [
+      ['variant set(s)', sets.length],
+      ['call set(s)', callSets],
+    ];
+  },
+
+  check: checkVariantSets,
 };

@@ -15,7 +15,8 @@ import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
 import { bgzipAndIndex } from './tabix-write.js';
 import { parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js';
-import { openVcf, readHeaderText } from './vcf-files.js';
+import { bgzfHeaderProblem, hasEofBlock, lastLineOf } from './bgzf.js';
+import { firstDataLineAt, openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
 import { insertVariantSet } from './store.js';
 
 export interface VariantSetOptions extends AnnotationOptions {
@@ -34,6 +35,8 @@ export interface LoadedVariantSet {
   createdFiles: string[];
   /** The INFO field of the annotation set registered beside it, if any, and a note about it. */
   annotations?: { field: string; ontology: string | null; note?: string };
+  /** What the load did beside registering (a stale compressed copy rebuilt). */
+  notes: string[];
 }
 
 const COMPRESSED = /\.vcf\.(gz|bgz)$/i;
@@ -66,16 +69,54 @@ function vcfFilesOf(location: string): string[] {
     .readdirSync(location)
     .filter((n) => COMPRESSED.test(n) || PLAIN.test(n))
     .sort();
-  // A plain VCF with its bgzipped copy beside it (made by an earlier load) counts once.
-  const files = names.filter((n) => !(PLAIN.test(n) && names.includes(`${n}.gz`)));
+  // A plain VCF with its bgzipped copy beside it (made by an earlier load) counts once, as the plain
+  // file: the copy is checked against it and rebuilt when stale (compressPlain).
+  const files = names.filter((n) => !(/\.vcf\.gz$/i.test(n) && names.includes(n.slice(0, -3))));
   if (files.length === 0) throw new UserError(`no .vcf.gz, .vcf.bgz or .vcf files in ${location}`);
   return files.map((n) => path.resolve(location, n));
 }
 
-/** A plain VCF is bgzipped and indexed beside itself (or the copy from an earlier load is reused). */
-function compressPlain(file: string, created: string[]): string {
+/**
+ * Whether the bgzipped copy beside a plain VCF still holds that file: it is not older than the plain
+ * file, and its text is as long as the plain file (the sum of its blocks' sizes, read from the block
+ * trailers without inflating anything).
+ */
+function copyIsCurrent(plain: string, copy: string): boolean {
+  const source = fs.statSync(plain);
+  if (fs.statSync(copy).mtimeMs < source.mtimeMs) return false;
+  return bgzfTextSize(copy) === source.size;
+}
+
+/** The uncompressed size of a local BGZF file, or -1 when it is not one. */
+function bgzfTextSize(file: string): number {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const { size } = fs.fstatSync(fd);
+    const header = Buffer.alloc(18);
+    const trailer = Buffer.alloc(4);
+    let total = 0;
+    for (let at = 0; at < size; ) {
+      if (fs.readSync(fd, header, 0, 18, at) < 18 || header[0] !== 31 || header[1] !== 139 || header[12] !== 66 || header[13] !== 67) return -1;
+      const blockSize = header.readUInt16LE(16) + 1;
+      if (at + blockSize > size || fs.readSync(fd, trailer, 0, 4, at + blockSize - 4) < 4) return -1;
+      total += trailer.readUInt32LE(0);
+      at += blockSize;
+    }
+    return total;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * A plain VCF is bgzipped and indexed beside itself. The copy from an earlier load is reused while it
+ * still holds the file; when the plain file changed since (newer, or another size), the copy and its
+ * index are rebuilt, and `notes` says so.
+ */
+function compressPlain(file: string, created: string[], notes: string[]): string {
   const target = `${file}.gz`;
-  if (fs.existsSync(target)) return target;
+  const existing = fs.existsSync(target);
+  if (existing && fs.existsSync(`${target}.tbi`) && copyIsCurrent(file, target)) return target;
   const size = fs.statSync(file).size;
   if (size > PLAIN_VCF_LIMIT) {
     throw new UserError(`${file} is a plain VCF too large to compress here; run: bgzip ${file} && tabix -p vcf ${file}.gz`);
@@ -90,14 +131,19 @@ function compressPlain(file: string, created: string[]): string {
     [target, result.bgzf],
     [`${target}.tbi`, result.tbi],
   ] as const) {
+    // Written beside and renamed over the old copy, so no reader ever sees half a file.
+    const partial = `${out}.partial-${process.pid}`;
     try {
-      fs.writeFileSync(out, bytes, { flag: 'wx' });
+      fs.writeFileSync(partial, bytes, { flag: 'wx' });
+      fs.renameSync(partial, out);
       created.push(out);
     } catch (e) {
+      fs.rmSync(partial, { force: true });
       const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
       throw new UserError(`cannot write ${out} beside the plain VCF (${code}); bgzip and index it yourself, or make the folder writable`);
     }
   }
+  if (existing) notes.push(`rebuilt ${target}: ${path.basename(file)} changed since the copy was made`);
   return target;
 }
 
@@ -129,14 +175,71 @@ interface ScannedFile {
   contigs: string[];
 }
 
-async function scanFile(file: string, created: string[]): Promise<ScannedFile> {
-  const vcfPath = COMPRESSED.test(file) ? file : compressPlain(file, created);
+/** Refuses a .vcf.gz that is not BGZF with the way to fix it (tabix cannot index plain gzip either). */
+async function checkCompression(file: string): Promise<void> {
+  let head: Uint8Array;
+  try {
+    head = await openFile(file).read(18, 0);
+  } catch {
+    return; // unreadable: the index lookup and header read that follow say why
+  }
+  const problem = bgzfHeaderProblem(head);
+  if (problem) {
+    const plain = file.replace(/\.(gz|bgz)$/i, '');
+    throw new UserError(
+      head[0] === 31 && head[1] === 139
+        ? `${file} ${problem}; recompress it with bgzip: zcat ${file} | bgzip > ${plain}.bgzf.vcf.gz`
+        : `${file} ${problem}; compress it with bgzip, or name it ${path.basename(plain)} to have it compressed here`,
+    );
+  }
+}
+
+/** The number of columns a data line has under this header: 8, or 9 plus one per sample. */
+export function expectedColumns(header: VcfHeader): number[] {
+  return header.samples.length ? [9 + header.samples.length] : [8, 9];
+}
+
+/**
+ * The checks that keep a damaged file out: the BGZF end-of-file block is there (else the file was
+ * cut), the last record has the header's column count (else it was cut mid-record), and the index
+ * belongs to this file (for each contig, the record the index points to first is of that contig).
+ */
+export async function checkWhole(vcf: OpenVcf, header: VcfHeader, contigs: string[]): Promise<void> {
+  if (!(await hasEofBlock(vcf.file))) {
+    throw new Error('it has no BGZF end-of-file block, so it was cut short (truncated copy or download?)');
+  }
+  const last = await lastLineOf(vcf.file, vcf.source);
+  if (last !== '' && !last.startsWith('#')) {
+    const columns = last.split('\t').length;
+    const expected = expectedColumns(header);
+    if (!expected.includes(columns)) {
+      throw new Error(`its last record has ${columns} columns where the header has ${expected.join(' or ')}, so it was cut short`);
+    }
+  }
+  const { maxRefLength } = await vcf.index.getMetadata();
+  for (const contig of contigs) {
+    const chunks = await vcf.index.blocksForRange(contig, 0, maxRefLength, {});
+    if (chunks.length === 0) continue;
+    const first = chunks.reduce((a, b) => (b.minv.compareTo(a.minv) < 0 ? b : a)).minv;
+    const line = await firstDataLineAt(vcf, { blockPosition: first.blockPosition, dataPosition: first.dataPosition });
+    const chrom = line?.split('\t', 1)[0];
+    if (chrom !== contig) {
+      throw new Error(`its index does not belong to it: the index places contig ${contig} where the file has ${line === undefined ? 'no record' : `a line of '${(chrom ?? '').slice(0, 40)}'`}`);
+    }
+  }
+}
+
+async function scanFile(file: string, created: string[], notes: string[]): Promise<ScannedFile> {
+  const vcfPath = COMPRESSED.test(file) ? file : compressPlain(file, created, notes);
+  await checkCompression(vcfPath);
   const { indexPath, indexKind } = await indexOf(vcfPath);
   const vcf = openVcf({ path: vcfPath, indexPath, indexKind });
   try {
     const header = parseHeader(await readHeaderText(vcf.file, vcfPath), vcfPath);
     const { refIdToName } = await vcf.index.getMetadata();
-    return { path: vcfPath, indexPath, indexKind, header, contigs: refIdToName.filter((n) => n !== undefined) };
+    const contigs = refIdToName.filter((n) => n !== undefined);
+    await checkWhole(vcf, header, contigs);
+    return { path: vcfPath, indexPath, indexKind, header, contigs };
   } catch (e) {
     throw new UserError(`cannot read ${vcfPath} with its index ${indexPath}: ${(e as Error).message}`);
   }
@@ -193,9 +296,10 @@ export async function loadVariantSet(
   const name = options.name ?? defaultVariantSetName(locations[0]);
   if (!name) throw new UserError(`cannot derive a variant set name from ${locations[0]}; give one with --name`);
   const created: string[] = [];
+  const notes: string[] = [];
   try {
     const files: ScannedFile[] = [];
-    for (const p of paths) files.push(await scanFile(p, created));
+    for (const p of paths) files.push(await scanFile(p, created, notes));
     const samples = checkSamples(files);
     const known = new Set((await listReferences(registry, { referenceSetName: referenceSet.name }, undefined)).map((r) => r.name));
     const contigs = [...new Set(files.flatMap((f) => f.contigs))];
@@ -230,6 +334,7 @@ export async function loadVariantSet(
       contigs,
       missingContigs: missing,
       createdFiles: created,
+      notes,
       annotations: annotations && { field: annotations.set.info_field, ontology: annotations.set.ontology_name, note: annotations.note },
     };
   } catch (e) {

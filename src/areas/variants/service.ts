@@ -65,7 +65,9 @@ function toVariantSetRecord(row: VariantSetRow): VariantSetRecord {
     name: row.name,
     datasetId: datasetId(row.dataset_name),
     referenceSetId: referenceSetId(row.reference_set_name),
-    metadata: (JSON.parse(row.metadata) as MetadataEntry[]).map(toMetadataRecord),
+    // FORMAT.GT is left out, as the reference server does: clients add GT themselves (the R client
+    // would list it twice).
+    metadata: (JSON.parse(row.metadata) as MetadataEntry[]).filter((m) => m.key !== 'FORMAT.GT').map(toMetadataRecord),
   };
 }
 
@@ -210,7 +212,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       if (after && file.ordinal < after[0]) continue;
       if (!file.contigs.has(referenceName)) continue;
       const resume = after && file.ordinal === after[0] ? after : undefined;
-      const vcf = files.get(file);
+      const vcf = files.get(file, context.row.created_at);
       const from = resume ? point : undefined;
       let records = recordsIn(vcf, referenceName, start, end, resume?.[1], from?.offset);
       let lastStart = -1;
@@ -372,14 +374,18 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
               bytes += out.total - before;
               written++;
               last = position;
-              for (const chunk of out.take()) await sink.write(chunk);
             }
+          } catch (e) {
+            throw unreadable(context, e);
           } finally {
             await variants.return(undefined);
           }
           let closing = ']';
           if (more && last) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
           out.text(closing + '}');
+          // The page is held until it is complete and only then handed to the sink (the status goes
+          // out with its first byte): a damaged block met halfway is a 503, never a 200 cut short. The
+          // byte budget bounds what is held.
           for (const chunk of out.finish()) await sink.write(chunk);
         },
       };

@@ -32,12 +32,25 @@ export function bgzipAndIndex(text: Buffer, source: string): { bgzf: Buffer; tbi
   const byName = new Map<string, RefIndex>();
   let lineStart = 0;
   let lineNumber = 0;
+  // Columns of a data line under the #CHROM line: 8, or 9 plus one per sample. A line with another
+  // count was cut short (a file copied while it was written) and is refused rather than served.
+  let headerColumns: number[] | undefined;
   while (lineStart < text.length) {
     let lineEnd = text.indexOf(10, lineStart);
     if (lineEnd === -1) lineEnd = text.length;
     const next = lineEnd + 1;
     lineNumber++;
+    if (text[lineStart] === 35 && text.toString('latin1', lineStart, lineStart + 6) === '#CHROM') {
+      const count = countColumns(text, lineStart, lineEnd);
+      headerColumns = count > 9 ? [count] : [8, 9];
+    }
     if (lineEnd > lineStart && text[lineStart] !== 35 /* # */) {
+      if (headerColumns) {
+        const count = countColumns(text, lineStart, lineEnd);
+        if (!headerColumns.includes(count)) {
+          throw new Error(`${source} line ${lineNumber} has ${count} columns where the header has ${headerColumns.join(' or ')} (a file cut short?)`);
+        }
+      }
       const columns = text.toString('utf8', lineStart, Math.min(lineEnd, lineStart + 64 * 1024)).split('\t', 8);
       const [chrom, posText, , ref, , , , info = ''] = columns;
       const pos = Number(posText);
@@ -73,6 +86,13 @@ export function bgzipAndIndex(text: Buffer, source: string): { bgzf: Buffer; tbi
     lineStart = next;
   }
   return { bgzf: compressed.bytes, tbi: bgzfCompress(tbiBytes(refs)).bytes };
+}
+
+/** Tab-separated columns of text[from, to), a CR before the line end not counted. */
+function countColumns(text: Buffer, from: number, to: number): number {
+  let count = 1;
+  for (let at = text.indexOf(9, from); at !== -1 && at < to; at = text.indexOf(9, at + 1)) count++;
+  return count;
 }
 
 function tbiBytes(refs: RefIndex[]): Buffer {

@@ -108,6 +108,27 @@ function attributeEntry(key: string, text: string | undefined, type: ValueType, 
   return out + ']}';
 }
 
+/** INFO values that fill Variant fields of their own. */
+interface SvFields {
+  type?: string;
+  len?: string;
+  cipos?: string;
+  ciend?: string;
+  end?: string;
+}
+
+/**
+ * The 0-based exclusive end of a variant: INFO END (1-based inclusive, so the same number) when present
+ * and past the start, as for a `<DEL>`; otherwise start + len(REF).
+ */
+export function variantEnd(start: number, ref: string, endText: string | undefined): number {
+  if (endText !== undefined) {
+    const end = Number(endText);
+    if (Number.isSafeInteger(end) && end > start) return end;
+  }
+  return start + ref.length;
+}
+
 /** The short digest of REF and ALT that tells apart variants at one position in their ids. */
 export function alleleDigest(ref: string, alt: string): string {
   return createHash('sha1').update(ref + '\t' + alt).digest('hex').slice(0, 16);
@@ -364,7 +385,7 @@ export class VariantWriter {
     return out + '}';
   }
 
-  private infoAttributes(info: string, k: Keys, sv: { type?: string; len?: string; cipos?: string; ciend?: string }): string {
+  private infoAttributes(info: string, k: Keys, sv: SvFields): string {
     if (info === '.' || info === '') return '';
     let out = '';
     const seen = new Set<string>();
@@ -383,6 +404,7 @@ export class VariantWriter {
         else if (key === 'SVLEN') sv.len = value;
         else if (key === 'CIPOS') sv.cipos = value;
         else if (key === 'CIEND') sv.ciend = value;
+        else if (key === 'END') sv.end = value;
       }
     }
     return out;
@@ -419,21 +441,24 @@ export class VariantWriter {
     const filter = field(6);
     const info = field(7);
 
-    let text = '{' + k.id + '"' + this.variantId(chrom, start, ref, alt) + '",' + k.variantSetId + this.variantSetIdText;
-    text += ',' + k.names + (id === '.' ? '[]' : JSON.stringify(id.split(';')));
-    text += ',' + k.referenceName + JSON.stringify(chrom);
-    text += ',' + k.start + start + ',' + k.end + (start + ref.length);
-    text += ',' + k.referenceBases + JSON.stringify(ref);
-    text += ',' + k.alternateBases + (alt === '.' ? '[]' : JSON.stringify(alt.split(',')));
-    const sv: { type?: string; len?: string; cipos?: string; ciend?: string } = {};
+    // INFO is read first: its END (structural variants) is the variant's end.
+    const sv: SvFields = {};
     const attributes = this.infoAttributes(info, k, sv);
+    let text = '{' + k.id + '"' + this.variantId(chrom, start, ref, alt) + '",' + k.variantSetId + this.variantSetIdText;
+    // Empty lists are left out of records (wire contract): no names for ID '.', no alternates for ALT '.'.
+    if (id !== '.') text += ',' + k.names + JSON.stringify(id.split(';'));
+    text += ',' + k.referenceName + JSON.stringify(chrom);
+    text += ',' + k.start + start + ',' + k.end + variantEnd(start, ref, sv.end);
+    text += ',' + k.referenceBases + JSON.stringify(ref);
+    if (alt !== '.') text += ',' + k.alternateBases + JSON.stringify(alt.split(','));
     if (attributes) text += ',' + k.attributes + '{' + k.attr + '{' + attributes + '}}';
-    out.text(text + ',' + k.calls + '[');
-
-    // No FORMAT column: sites only.
-    if (cols.length === 9 && (samples === 'all' || samples.length > 0)) this.calls(line, cols[7], cols[8], samples, form, out);
-
-    text = ']';
+    // Calls only when there are some to write (no FORMAT column, no samples or callSetIds [] give none).
+    const withCalls = cols.length === 9 && (samples === 'all' ? this.callPrefix[form].length > 0 : samples.length > 0);
+    if (withCalls) {
+      out.text(text + ',' + k.calls + '[');
+      this.calls(line, cols[7], cols[8], samples, form, out);
+      text = ']';
+    }
     if (sv.type !== undefined) text += ',' + k.variantType + JSON.stringify(sv.type);
     if (sv.len !== undefined) {
       const len = Number.parseInt(sv.len.split(',')[0], 10);

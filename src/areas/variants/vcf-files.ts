@@ -37,8 +37,9 @@ const OPEN_FILES = 256;
 export class VcfFileCache {
   private readonly open = new Map<string, OpenVcf>();
 
-  get(ref: VcfFileRef): OpenVcf {
-    const key = `${ref.path}\0${ref.indexPath}`;
+  /** `generation` tells registrations of one path apart: a copy rebuilt in place is opened afresh. */
+  get(ref: VcfFileRef, generation = ''): OpenVcf {
+    const key = `${ref.path}\0${ref.indexPath}\0${generation}`;
     let entry = this.open.get(key);
     if (entry) this.open.delete(key);
     else entry = openVcf(ref);
@@ -78,6 +79,21 @@ export class RawRecord {
 
 const TAB = 9;
 const NEWLINE = 10;
+
+const INFO_END = /(?:^|;)END=(\d+)(?:;|$)/;
+
+/** The INFO END of a data line whose ALT column begins after `altTab`, or 0 when it has none. */
+function infoEndOf(piece: Buffer, altTab: number, contentEnd: number): number {
+  let infoStart = altTab;
+  for (let column = 0; column < 3; column++) {
+    infoStart = piece.indexOf(TAB, infoStart + 1);
+    if (infoStart === -1 || infoStart >= contentEnd) return 0;
+  }
+  let infoEnd = piece.indexOf(TAB, infoStart + 1);
+  if (infoEnd === -1 || infoEnd > contentEnd) infoEnd = contentEnd;
+  const match = INFO_END.exec(piece.toString('latin1', infoStart + 1, infoEnd));
+  return match ? Number(match[1]) : 0;
+}
 
 /**
  * Records of `refName` overlapping [start, end) (end = start + length of REF), in file order, beginning
@@ -137,7 +153,10 @@ export async function* recordsIn(
       }
       const recordStart = pos - 1;
       if (recordStart >= end) return;
-      const recordEnd = recordStart + (tab4 - tab3 - 1);
+      let recordEnd = recordStart + (tab4 - tab3 - 1);
+      // A record that ends before the window by its REF may still reach into it by INFO END (a <DEL>);
+      // the index places such records by END too, so they are among the lines read here.
+      if (recordEnd <= start) recordEnd = Math.max(recordEnd, infoEndOf(piece, tab4, contentEnd));
       // Overlap, including a record that begins before the window and reaches into it (a deletion).
       if (recordEnd > start && (from === undefined || recordStart >= from)) {
         yield new RawRecord(recordStart, piece, lineStart, contentEnd, origin);
@@ -145,6 +164,20 @@ export async function* recordsIn(
       lineStart = next;
     }
   }
+}
+
+/** The first data line at or after a virtual offset (header lines skipped), or undefined at the end. */
+export async function firstDataLineAt(vcf: OpenVcf, at: VirtualOffset): Promise<string | undefined> {
+  for await (const { bytes } of readLinesFrom(vcf.file, at, vcf.source)) {
+    let lineStart = 0;
+    while (lineStart < bytes.length) {
+      let lineEnd = bytes.indexOf(NEWLINE, lineStart);
+      if (lineEnd === -1) lineEnd = bytes.length;
+      if (lineEnd > lineStart && bytes[lineStart] !== 35 /* # */) return bytes.toString('utf8', lineStart, lineEnd).replace(/\r$/, '');
+      lineStart = lineEnd + 1;
+    }
+  }
+  return undefined;
 }
 
 /** The header text of a bgzipped VCF: every line from the start of the file up to #CHROM. */

@@ -1,0 +1,272 @@
+/**
+ * The reads part of the bench: a generated, coordinate-sorted BAM of at least a million 100 bp reads on
+ * the bench contig (written as SAM by a seeded generator, compressed with `samtools view -b` and
+ * indexed with `samtools index`), and every read of a region paged to the end over HTTP, measured
+ * beside `samtools view REGION > /dev/null` on the same file and beside a bare node:http server
+ * replaying the very bytes the server sent, page by page (what HTTP alone costs for those pages).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { once } from 'node:events';
+import { Client, tokenIn } from './client.js';
+import { prng, run, type DataManifest } from './data.js';
+import { medianSeconds, type Context } from './parts.js';
+import { cpuSecondsOf, startReplayServer, trackPeakMemory } from './processes.js';
+import { type Figure, judge } from './report.js';
+
+/** Bump when the generator changes, so an old BAM is not reused. */
+const READS_GENERATOR_VERSION = 1;
+const READ_LENGTH = 100;
+const READ_GROUPS = ['bench-rg1', 'bench-rg2'];
+
+export interface ReadsManifest {
+  bam: string;
+  reads: number;
+  contig: string;
+  /** The measured window, 0-based half-open, and the reads overlapping it (samtools view -c). */
+  region: { start: number; end: number; reads: number };
+}
+
+async function output(command: string, args: string[]): Promise<string> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const [code] = await once(child, 'close');
+  if (code !== 0) throw new Error(`${command} ${args.join(' ')} failed (${code}): ${err.trim()}`);
+  return out;
+}
+
+/** The BAM for `reads` reads over the data's contig, generated once and then reused. */
+export async function ensureReadsData(data: DataManifest, reads: number, log: (line: string) => void): Promise<ReadsManifest> {
+  const bam = path.join(data.dir, `reads-v${READS_GENERATOR_VERSION}-${reads}.bam`);
+  const manifestPath = `${bam}.json`;
+  if (fs.existsSync(manifestPath)) return JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as ReadsManifest;
+  const length = data.params.referenceLength;
+  const random = prng(0x7ead5 + reads);
+  log(`generating a BAM of ${reads.toLocaleString('en')} reads (samtools view -b, samtools index)`);
+  const first = Math.min(10_000, Math.floor(length / 10));
+  const positions = new Float64Array(reads);
+  for (let i = 0; i < reads; i++) positions[i] = first + Math.floor(random() * (length - first - 2 * READ_LENGTH));
+  positions.sort();
+
+  const samtools = spawn('samtools', ['view', '-b', '-o', bam, '-'], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const finished = once(samtools, 'close');
+  const stdin = samtools.stdin!;
+  const write = async (text: string) => {
+    if (!stdin.write(text)) await once(stdin, 'drain');
+  };
+  const header = [
+    '@HD\tVN:1.6\tSO:coordinate',
+    `@SQ\tSN:${data.contig}\tLN:${length}`,
+    ...READ_GROUPS.map((rg, i) => `@RG\tID:${rg}\tSM:BENCH${i + 1}\tLB:lib${i + 1}\tPL:ILLUMINA\tPI:350`),
+    '@PG\tID:bench\tPN:bench-reads\tVN:1',
+  ];
+  await write(header.join('\n') + '\n');
+  // A pool of quality strings (Phred 2..41), so the generator spends its time on the reads themselves.
+  const qualities = Array.from({ length: 64 }, () => {
+    let q = '';
+    for (let i = 0; i < READ_LENGTH; i++) q += String.fromCharCode(35 + Math.floor(random() * 40));
+    return q;
+  });
+  const ACGT = 'ACGT';
+  let block = '';
+  for (let i = 0; i < reads; i++) {
+    const pos = positions[i] + 1;
+    const r = random();
+    const cigar = r < 0.9 ? '100M' : r < 0.95 ? '5S95M' : r < 0.975 ? '50M2I48M' : '60M3D40M';
+    const reverse = random() < 0.5;
+    const first = random() < 0.5;
+    const flag = 1 | 2 | (reverse ? 16 : 32) | (first ? 64 : 128) | (random() < 0.02 ? 1024 : 0);
+    const insert = 250 + Math.floor(random() * 200);
+    const mate = reverse ? Math.max(1, pos - insert + READ_LENGTH) : pos + insert - READ_LENGTH;
+    const tlen = reverse ? -insert : insert;
+    let seq = '';
+    for (let j = 0; j < READ_LENGTH; j++) seq += ACGT[(random() * 4) | 0];
+    const nm = Math.floor(random() * 4);
+    block +=
+      `read${String(i).padStart(8, '0')}\t${flag}\t${data.contig}\t${pos}\t${20 + Math.floor(random() * 41)}\t${cigar}\t=\t${mate}\t${tlen}\t` +
+      `${seq}\t${qualities[(random() * qualities.length) | 0]}\tNM:i:${nm}\tAS:i:${100 - 5 * nm}\tRG:Z:${READ_GROUPS[i % 2]}\n`;
+    if (block.length > 1 << 16) {
+      await write(block);
+      block = '';
+    }
+  }
+  await write(block);
+  stdin.end();
+  const [code] = await finished;
+  if (code !== 0) throw new Error(`samtools view -b failed (${code})`);
+  await run('samtools', ['index', bam]);
+  const region = { start: Math.floor(length * 0.4), end: Math.floor(length * 0.6), reads: 0 };
+  region.reads = Number((await output('samtools', ['view', '-c', bam, `${data.contig}:${region.start + 1}-${region.end}`])).trim());
+  const manifest: ReadsManifest = { bam, reads, contig: data.contig, region };
+  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+  return manifest;
+}
+
+const ALIGNMENT_KEY = Buffer.from('"readGroupId"');
+
+/** Counts the alignments of a page as its chunks arrive: every alignment has one readGroupId key. */
+function countAlignments(): { add(chunk: Buffer): void; count(): number } {
+  let n = 0;
+  let carry: Buffer = Buffer.alloc(0);
+  const keep = ALIGNMENT_KEY.length - 1;
+  const countIn = (b: Buffer) => {
+    let c = 0;
+    for (let at = b.indexOf(ALIGNMENT_KEY); at !== -1; at = b.indexOf(ALIGNMENT_KEY, at + ALIGNMENT_KEY.length)) c++;
+    return c;
+  };
+  return {
+    add(chunk) {
+      n += countIn(chunk);
+      if (carry.length) n += countIn(Buffer.concat([carry, chunk.subarray(0, keep)]));
+      carry = Buffer.from(chunk.subarray(Math.max(0, chunk.length - keep)));
+    },
+    count: () => n,
+  };
+}
+
+interface ReadsPass {
+  seconds: number;
+  pages: number;
+  alignments: number;
+  bytes: number;
+  serverCpuSeconds: number;
+}
+
+/**
+ * Pages through the region with `client` to the end. With `record`, each page's bytes are appended to
+ * that file and indexed by the pageToken of the request that asked for it (for the replay baseline).
+ */
+async function readsPass(
+  client: Client,
+  request: Record<string, unknown>,
+  pid: number,
+  record?: { file: number; index: Record<string, [number, number]>; at: number },
+): Promise<ReadsPass> {
+  const pass: ReadsPass = { seconds: 0, pages: 0, alignments: 0, bytes: 0, serverCpuSeconds: 0 };
+  const cpu = cpuSecondsOf(pid);
+  const start = performance.now();
+  let pageToken: string | undefined;
+  do {
+    const counter = countAlignments();
+    const chunks: Buffer[] = [];
+    let tail: Buffer = Buffer.alloc(0);
+    let bytes = 0;
+    const status = await client.stream('POST', '/reads/search', pageToken ? { ...request, pageToken } : request, (chunk) => {
+      counter.add(chunk);
+      bytes += chunk.length;
+      if (record) chunks.push(chunk);
+      tail = chunk.length >= 4096 ? chunk : Buffer.concat([tail, chunk]).subarray(-4096);
+    });
+    if (status !== 200) throw new Error(`POST /reads/search answered ${status}: ${tail.toString('utf8', 0, 300)}`);
+    if (record) {
+      const body = Buffer.concat(chunks);
+      fs.writeSync(record.file, body);
+      record.index[pageToken ?? ''] = [record.at, body.length];
+      record.at += body.length;
+    }
+    pass.pages++;
+    pass.alignments += counter.count();
+    pass.bytes += bytes;
+    pageToken = tokenIn(tail);
+  } while (pageToken);
+  pass.seconds = (performance.now() - start) / 1000;
+  pass.serverCpuSeconds = cpuSecondsOf(pid) - cpu;
+  return pass;
+}
+
+/**
+ * Reads per second over HTTP, every read of the region paged to the end with pageSize 1000, beside
+ * `samtools view REGION > /dev/null` and beside a bare server replaying the same pages.
+ */
+export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<Figure[]> {
+  const { client, options, log } = ctx;
+  const { datasets } = await client.json('POST', '/datasets/search', {});
+  const datasetId = datasets.find((d: any) => d.name === 'bench').id;
+  const { readGroupSets } = await client.json('POST', '/readgroupsets/search', { datasetId, name: 'bench-reads' });
+  const request = {
+    readGroupIds: readGroupSets[0].readGroups.map((g: { id: string }) => g.id),
+    referenceId: ctx.ids.referenceId,
+    start: reads.region.start,
+    end: reads.region.end,
+    pageSize: 1000,
+  };
+  const regionText = `${reads.contig}:${reads.region.start + 1}-${reads.region.end}`;
+  log(`reads baseline: samtools view ${regionText} > /dev/null (${options.repetitions} runs)`);
+  const samtools = await medianSeconds(options.repetitions, 'samtools', ['view', reads.bam, regionText]);
+
+  // An untimed pass first: it checks the count, warms the server and records the pages for the replay.
+  log(`reads: verification pass over ${reads.region.reads.toLocaleString('en')} reads, recording the pages`);
+  const bodies = path.join(ctx.logDir, 'reads-replay.bin');
+  const record = { file: fs.openSync(bodies, 'w'), index: {} as Record<string, [number, number]>, at: 0 };
+  let verified: ReadsPass;
+  try {
+    verified = await readsPass(client, request, ctx.server.pid, record);
+  } finally {
+    fs.closeSync(record.file);
+  }
+  if (verified.alignments !== reads.region.reads) {
+    throw new Error(`the reads search gave ${verified.alignments} alignments; samtools view -c counts ${reads.region.reads} in ${regionText}`);
+  }
+  const indexFile = path.join(ctx.logDir, 'reads-replay.json');
+  fs.writeFileSync(indexFile, JSON.stringify(record.index));
+
+  log('reads: timed pass, pageSize 1000');
+  const peak = trackPeakMemory(ctx.server.pid);
+  const timed = await readsPass(client, request, ctx.server.pid);
+  const memory = peak();
+
+  log('reads baseline: bare server replaying the same pages');
+  const replay = await startReplayServer(bodies, indexFile, path.join(ctx.logDir, 'replay-server.log'));
+  let replayed: ReadsPass;
+  const replayClient = new Client(replay.url);
+  try {
+    await readsPass(replayClient, request, replay.pid); // warm-up
+    replayed = await readsPass(replayClient, request, replay.pid);
+  } finally {
+    replayClient.close();
+    await replay.stop();
+    fs.rmSync(bodies, { force: true });
+  }
+  if (replayed.alignments !== timed.alignments) throw new Error(`the replay gave ${replayed.alignments} alignments, the server ${timed.alignments}`);
+
+  const value = timed.alignments / timed.seconds;
+  const detail = {
+    seconds: timed.seconds,
+    pages: timed.pages,
+    alignments: timed.alignments,
+    megabytes: timed.bytes / (1024 * 1024),
+    bytesPerAlignment: timed.bytes / timed.alignments,
+    serverCpuSeconds: timed.serverCpuSeconds,
+    serverPeakRssMegabytes: memory.peak / (1024 * 1024),
+    region: regionText,
+    bamReads: reads.reads,
+  };
+  const samtoolsRate = reads.region.reads / samtools.wall;
+  const replayRate = replayed.alignments / replayed.seconds;
+  return [
+    judge({
+      part: 'READS',
+      name: 'reads of a region, pageSize 1000',
+      unit: 'reads/s',
+      value,
+      baselineName: 'samtools view REGION',
+      baseline: samtoolsRate,
+      ratio: value / samtoolsRate,
+      detail: { ...detail, samtoolsSeconds: samtools.wall, samtoolsCpuSeconds: samtools.cpu },
+    }),
+    judge({
+      part: 'READS',
+      name: 'reads of a region, pageSize 1000, beside the same bytes replayed',
+      unit: 'reads/s',
+      value,
+      baselineName: 'bare replay',
+      baseline: replayRate,
+      ratio: value / replayRate,
+      detail: { ...detail, replaySeconds: replayed.seconds, replayCpuSeconds: replayed.serverCpuSeconds },
+    }),
+  ];
+}

@@ -1,0 +1,193 @@
+/** Feature sets and features: searches and gets, as typed records. */
+import { attributesOf, type AttributesRecord } from '../../protocol/common.js';
+import { GAException, invalid, notFound } from '../../protocol/errors.js';
+import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
+import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { RegistryCache } from '../../registry/cache.js';
+import type { Registry } from '../../registry/registry.js';
+import { datasetId, datasetNameOf } from '../datasets/service.js';
+import type { Ontology } from '../ontologies/ontology.js';
+import { readOntology } from '../ontologies/store.js';
+import { referenceSetId } from '../references/service.js';
+import type { FeatureRecord, FeatureSetRecord, FeaturesQuery } from './messages.js';
+import {
+  getFeatureRow,
+  getFeatureSet,
+  listFeatureRows,
+  listFeatureSets,
+  STRANDS,
+  type AttributeValues,
+  type FeatureQuery,
+  type FeatureRow,
+  type FeatureSetRow,
+} from './store.js';
+
+export const featureSetId = (datasetName: string, name: string) => encodeId([datasetName, 'fs', name]);
+export const featureId = (datasetName: string, setName: string, key: string) => encodeId([datasetName, 'fs', setName, key]);
+
+/** The most feature types one search may list. */
+export const MAX_FEATURE_TYPES = 100;
+
+const attributesRecord = (json: string | null): AttributesRecord | undefined =>
+  json !== null ? attributesOf(JSON.parse(json) as AttributeValues) : undefined;
+
+export function toFeatureSetRecord(row: FeatureSetRow): FeatureSetRecord {
+  return {
+    id: featureSetId(row.dataset_name, row.name),
+    datasetId: datasetId(row.dataset_name),
+    referenceSetId: row.reference_set_name !== null ? referenceSetId(row.reference_set_name) : undefined,
+    name: row.name,
+    sourceUri: row.source_uri ?? undefined,
+    attributes: attributesRecord(row.attributes),
+  };
+}
+
+/** Turns stored rows of one set into Feature records. */
+export function featureWriter(set: FeatureSetRow): (row: FeatureRow) => FeatureRecord {
+  const { dataset_name, name } = set;
+  const setId = featureSetId(dataset_name, name);
+  const idOf = (key: string) => featureId(dataset_name, name, key);
+  return (row) => {
+    const located = row.reference_name !== null;
+    const strand = STRANDS[row.strand];
+    return {
+      id: idOf(row.key),
+      name: row.name ?? undefined,
+      geneSymbol: row.gene_symbol ?? undefined,
+      parentId: row.parent_key !== null ? idOf(row.parent_key) : undefined,
+      childIds: row.child_keys !== null ? (JSON.parse(row.child_keys) as string[]).map(idOf) : undefined,
+      featureSetId: setId,
+      referenceName: row.reference_name ?? undefined,
+      start: located ? Number(row.start) : undefined,
+      end: located ? Number(row.end) : undefined,
+      strand: strand !== 'STRAND_UNSPECIFIED' ? strand : undefined,
+      featureType:
+        row.type_id !== null || row.type_term !== null ? { termId: row.type_id ?? undefined, term: row.type_term ?? undefined } : undefined,
+      attributes: attributesRecord(row.attributes),
+    };
+  };
+}
+
+type SetPosition = [string, string];
+const isSetPosition = (p: unknown): p is SetPosition => Array.isArray(p) && p.length === 2 && p.every(isString);
+type FeaturePosition = [number, number];
+const isFeaturePosition = (p: unknown): p is FeaturePosition =>
+  Array.isArray(p) && p.length === 2 && p.every((n) => Number.isSafeInteger(n) && n >= 0);
+
+/** Ontologies are small and change only by `repo` commands: kept for a short while per name. */
+const ONTOLOGY_TTL_MS = 30_000;
+
+export function featureService(registry: Registry, limits: PagingLimits, registryCacheMs = 0) {
+  // Set rows are read by every search and get: kept briefly, as the other areas keep theirs.
+  const setRows = new RegistryCache<FeatureSetRow>(registryCacheMs);
+  const setRow = (datasetName: string, name: string) =>
+    setRows.get(JSON.stringify([datasetName, name]), () => getFeatureSet(registry, datasetName, name));
+  const ontologies = new Map<string, { at: number; ontology: Promise<Ontology | undefined> }>();
+  function ontologyNamed(name: string): Promise<Ontology | undefined> {
+    const cached = ontologies.get(name);
+    if (cached && Date.now() - cached.at < ONTOLOGY_TTL_MS) return cached.ontology;
+    const ontology = readOntology(registry, name);
+    ontologies.set(name, { at: Date.now(), ontology });
+    ontology.catch(() => ontologies.delete(name));
+    return ontology;
+  }
+
+  async function setNamed(id: string): Promise<FeatureSetRow> {
+    const [datasetName, , name] = decodeId(id, IdKinds.featureSet);
+    const row = await setRow(datasetName, name);
+    if (!row) throw notFound('feature set', id);
+    return row;
+  }
+
+  /**
+   * The type filter: each requested type as an ontology term id or name, widened to its subclasses,
+   * when the set has an ontology that knows it; otherwise matched against the type names of the file.
+   */
+  async function typeFilter(set: FeatureSetRow, requested: string[]): Promise<FeatureQuery['types']> {
+    if (requested.length > MAX_FEATURE_TYPES) {
+      throw invalid(`field 'featureTypes' lists ${requested.length} types; at most ${MAX_FEATURE_TYPES} per search`);
+    }
+    const ontology = set.ontology_name !== null ? await ontologyNamed(set.ontology_name) : undefined;
+    const ids = new Set<string>();
+    const terms = new Set<string>();
+    for (const type of requested) {
+      const term = ontology?.resolve(type);
+      if (term) for (const id of ontology!.withSubclasses(term.id)) ids.add(id);
+      else {
+        ids.add(type);
+        terms.add(type);
+      }
+    }
+    return { ids: [...ids], terms: [...terms] };
+  }
+
+  return {
+    async searchSets(request: { datasetId?: string } & PageQuery): Promise<SearchPage<FeatureSetRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('featuresets', request, limits, isSetPosition);
+      const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
+      const rows = await listFeatureSets(registry, datasetName, after, pageSize + 1);
+      return keysetPage(rows, pageSize, fingerprint, toFeatureSetRecord, (r): SetPosition => [r.dataset_name, r.name]);
+    },
+
+    getSet: async (id: string) => toFeatureSetRecord(await setNamed(id)),
+
+    async searchFeatures(request: FeaturesQuery): Promise<SearchPage<FeatureRecord>> {
+      const { pageSize, fingerprint, after } = keysetCursor('features', request, limits, isFeaturePosition);
+      const { featureSetId: setIdText, parentId, name, geneSymbol, referenceName, start, end } = request;
+      if (setIdText === undefined && parentId === undefined) {
+        throw new GAException('missingField', "field 'featureSetId' is required (or 'parentId')");
+      }
+      if (start !== undefined && start < 0) throw invalid(`field 'start' must not be negative (got ${start})`);
+      if (end !== undefined && end < 0) throw invalid(`field 'end' must not be negative (got ${end})`);
+      if (start !== undefined && end !== undefined && end !== 0 && end < start) {
+        throw invalid(`field 'end' (${end}) must not be less than 'start' (${start})`);
+      }
+      const byNameOrSymbol = name !== undefined || geneSymbol !== undefined;
+      if (referenceName === undefined && (start !== undefined || end !== undefined)) {
+        throw new GAException('missingField', "field 'referenceName' is required with 'start' and 'end'");
+      }
+      if (referenceName !== undefined && !byNameOrSymbol) {
+        if (start === undefined) throw new GAException('missingField', "field 'start' is required with 'referenceName' (unless name or geneSymbol is given)");
+        if (end === undefined) throw new GAException('missingField', "field 'end' is required with 'referenceName' (unless name or geneSymbol is given)");
+      }
+
+      let set: FeatureSetRow | undefined;
+      let parentKey: string | undefined;
+      if (parentId !== undefined) {
+        const [datasetName, , setName, key] = decodeId(parentId, IdKinds.feature);
+        set = await setRow(datasetName, setName);
+        if (!set || !(await getFeatureRow(registry, set.id, key))) throw notFound('feature', parentId);
+        parentKey = key;
+      }
+      if (setIdText !== undefined) {
+        const named = await setNamed(setIdText);
+        if (set && named.id !== set.id) {
+          throw invalid(`field 'parentId' names a feature of another feature set than 'featureSetId'`);
+        }
+        set = named;
+      }
+      const rows = await listFeatureRows(registry, {
+        set: set!,
+        region: referenceName !== undefined ? { referenceName, start: start ?? 0, end: end ? end : undefined } : undefined,
+        name,
+        geneSymbol,
+        parentKey,
+        types: request.featureTypes?.length ? await typeFilter(set!, [...new Set(request.featureTypes)]) : undefined,
+        after,
+        limit: pageSize + 1,
+      });
+      return keysetPage(rows, pageSize, fingerprint, featureWriter(set!), (r): FeaturePosition => [Number(r.start), r.seq]);
+    },
+
+    async getFeature(id: string): Promise<FeatureRecord> {
+      const [datasetName, , setName, key] = decodeId(id, IdKinds.feature);
+      const set = await setRow(datasetName, setName);
+      const row = set && (await getFeatureRow(registry, set.id, key));
+      if (!set || !row) throw notFound('feature', id);
+      return featureWriter(set)(row);
+    },
+  };
+}
+
+export type FeatureService = ReturnType<typeof featureService>;

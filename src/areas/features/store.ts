@@ -1,0 +1,541 @@
+/**
+ * Feature sets and their features in the registry: tables, migration, the bulk load path and the
+ * searches.
+ *
+ * The load path is shared with other areas (genotype-phenotype serves the genomic features its
+ * associations name as a feature set of its dataset). Inside the caller's transaction:
+ *
+ *   const count = await insertFeatureSet(registry, trx, set, features);
+ *
+ * where `set` is a NewFeatureSet and `features` any iterable or async iterable of NewFeature:
+ *
+ *   NewFeature {
+ *     key: string;                      // stable and unique in the set; the feature id is
+ *                                       // [dataset, "fs", setName, key]
+ *     referenceName: string | null;     // null: no location (found by name, symbol, parent or listing)
+ *     start: number | null;             // 0-based; with end, [start, end); null when no location
+ *     end: number | null;
+ *     strand: Strand;                   // 'POS_STRAND' | 'NEG_STRAND' | 'STRAND_UNSPECIFIED'
+ *     type: { termId: string; term: string } | null;   // termId '' when the type is no ontology term
+ *     name: string | null;
+ *     geneSymbol: string | null;
+ *     parentKeys: string[];             // keys of the parents in this set; the first is parentId
+ *     attributes: Record<string, Array<string | number | boolean>> | null;
+ *   }
+ *
+ * A key given twice is one feature in several parts (a discontinuous GFF3 feature): its span widens to
+ * cover every part and attribute values are added to the first part's. childIds are derived from the
+ * parent keys, in the order the children were given.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { insertRows } from '../../registry/bulk.js';
+import { sortableText, type Migration } from '../../registry/migrations.js';
+import type { Registry } from '../../registry/registry.js';
+import type { Database } from '../../registry/schema.js';
+import { UserError } from '../../user-error.js';
+
+export const STRANDS = ['STRAND_UNSPECIFIED', 'NEG_STRAND', 'POS_STRAND'] as const;
+export type Strand = (typeof STRANDS)[number];
+
+export type AttributeValues = Record<string, Array<string | number | boolean>>;
+
+export interface NewFeatureSet {
+  datasetName: string;
+  name: string;
+  referenceSetName: string | null;
+  ontologyName: string | null;
+  sourceUri: string | null;
+  attributes: AttributeValues | null;
+  /** The file it was loaded from (shown by `repo list`), or null when it comes from no file. */
+  source: string | null;
+}
+
+export interface NewFeature {
+  key: string;
+  referenceName: string | null;
+  start: number | null;
+  end: number | null;
+  strand: Strand;
+  type: { termId: string; term: string } | null;
+  name: string | null;
+  geneSymbol: string | null;
+  parentKeys: string[];
+  attributes: AttributeValues | null;
+}
+
+export interface FeatureTables {
+  feature_set: {
+    /** Surrogate key the feature rows refer to. */
+    id: number;
+    dataset_name: string;
+    name: string;
+    reference_set_name: string | null;
+    ontology_name: string | null;
+    source_uri: string | null;
+    /** JSON object of attribute lists, or null. */
+    attributes: string | null;
+    source: string | null;
+    feature_count: number;
+    /** JSON object: reference name -> length of its longest feature (bounds region scans). */
+    longest: string;
+    created_at: string;
+  };
+  feature: {
+    set_id: number;
+    key: string;
+    /** Order in which the features were given: the tie-break after start. */
+    seq: number;
+    /** Null for a feature without location; start and end are then 0. */
+    reference_name: string | null;
+    start: number;
+    end: number;
+    /** Index into STRANDS. */
+    strand: number;
+    type_id: string | null;
+    type_term: string | null;
+    name: string | null;
+    gene_symbol: string | null;
+    parent_key: string | null;
+    /** JSON array of child keys in order, or null. */
+    child_keys: string | null;
+    /** JSON object of attribute lists, or null. */
+    attributes: string | null;
+  };
+}
+
+// The registry's Database type holds every area's tables: these are this area's.
+declare module '../../registry/schema.js' {
+  interface Database extends FeatureTables {}
+}
+
+export type FeatureSetRow = FeatureTables['feature_set'];
+export type FeatureRow = FeatureTables['feature'];
+
+export const featureMigrations: Migration[] = [
+  {
+    version: 30,
+    name: 'feature sets',
+    async up(db: Kysely<any>, dialect) {
+      const key = sortableText(dialect);
+      await db.schema
+        .createTable('feature_set')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('dataset_name', key, (c) => c.notNull().references('dataset.name').onDelete('cascade'))
+        .addColumn('name', key, (c) => c.notNull())
+        .addColumn('reference_set_name', 'text', (c) => c.references('reference_set.name').onDelete('restrict'))
+        // No cascade: an ontology in use cannot be removed (remove-ontology reports it).
+        .addColumn('ontology_name', key, (c) => c.references('ontology.name'))
+        .addColumn('source_uri', 'text')
+        .addColumn('attributes', 'text')
+        .addColumn('source', 'text')
+        .addColumn('feature_count', 'bigint', (c) => c.notNull())
+        .addColumn('longest', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('feature_set_name_unique', ['dataset_name', 'name'])
+        .execute();
+      await db.schema
+        .createTable('feature')
+        .addColumn('set_id', 'integer', (c) => c.notNull().references('feature_set.id').onDelete('cascade'))
+        .addColumn('key', key, (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('reference_name', key)
+        .addColumn('start', 'bigint', (c) => c.notNull())
+        .addColumn('end', 'bigint', (c) => c.notNull())
+        .addColumn('strand', 'integer', (c) => c.notNull())
+        .addColumn('type_id', key)
+        .addColumn('type_term', key)
+        .addColumn('name', key)
+        .addColumn('gene_symbol', key)
+        .addColumn('parent_key', key)
+        .addColumn('child_keys', 'text')
+        .addColumn('attributes', 'text')
+        .addPrimaryKeyConstraint('feature_pk', ['set_id', 'key'])
+        .execute();
+      // Every search pages by (start, seq): each index ends with them so pages come in index order.
+      // The region index also holds `end`, so rows ending before the window are skipped from the index.
+      await db.schema.createIndex('feature_by_region').on('feature').columns(['set_id', 'reference_name', 'start', 'seq', 'end']).execute();
+      await db.schema.createIndex('feature_by_start').on('feature').columns(['set_id', 'start', 'seq']).execute();
+      await db.schema
+        .createIndex('feature_by_name')
+        .on('feature')
+        .columns(['set_id', 'name', 'start', 'seq'])
+        .where(sql.ref('name'), 'is not', null)
+        .execute();
+      await db.schema
+        .createIndex('feature_by_symbol')
+        .on('feature')
+        .columns(['set_id', 'gene_symbol', 'start', 'seq'])
+        .where(sql.ref('gene_symbol'), 'is not', null)
+        .execute();
+      await db.schema
+        .createIndex('feature_by_parent')
+        .on('feature')
+        .columns(['set_id', 'parent_key', 'start', 'seq'])
+        .where(sql.ref('parent_key'), 'is not', null)
+        .execute();
+    },
+  },
+];
+
+// ---------------------------------------------------------------------------------------------------
+// Loading
+
+const FEATURE_COLUMNS = [
+  'set_id',
+  'key',
+  'seq',
+  'reference_name',
+  'start',
+  'end',
+  'strand',
+  'type_id',
+  'type_term',
+  'name',
+  'gene_symbol',
+  'parent_key',
+  'child_keys',
+  'attributes',
+];
+
+/** Features handed to the bulk insert at a time. */
+const INSERT_BATCH = 20_000;
+
+/** Appends the values of `from` that `into` lacks, key by key. */
+function mergeAttributes(into: AttributeValues | null, from: AttributeValues | null): AttributeValues | null {
+  if (!from) return into;
+  const merged: AttributeValues = { ...(into ?? {}) };
+  for (const [k, values] of Object.entries(from)) {
+    const list = (merged[k] = [...(merged[k] ?? [])]);
+    for (const v of values) if (!list.includes(v)) list.push(v);
+  }
+  return merged;
+}
+
+/** One part more of a feature already seen: the span covers both, attributes are merged. */
+function mergePart(feature: NewFeature, part: NewFeature): void {
+  if (part.referenceName !== null && part.start !== null && part.end !== null) {
+    if (feature.referenceName === null || feature.start === null || feature.end === null) {
+      feature.referenceName = part.referenceName;
+      feature.start = part.start;
+      feature.end = part.end;
+    } else if (feature.referenceName !== part.referenceName) {
+      throw new UserError(`feature '${part.key}' has parts on two references (${feature.referenceName}, ${part.referenceName})`);
+    } else {
+      feature.start = Math.min(feature.start, part.start);
+      feature.end = Math.max(feature.end, part.end);
+    }
+  }
+  for (const p of part.parentKeys) if (!feature.parentKeys.includes(p)) feature.parentKeys.push(p);
+  feature.attributes = mergeAttributes(feature.attributes, part.attributes);
+}
+
+const jsonOrNull = (value: object | null) => (value && Object.keys(value).length ? JSON.stringify(value) : null);
+
+function checkFeature(f: NewFeature): void {
+  if (typeof f.key !== 'string' || f.key === '') throw new UserError('a feature key must not be empty');
+  const located = f.referenceName !== null;
+  if (located !== (f.start !== null) || located !== (f.end !== null)) {
+    throw new UserError(`feature '${f.key}': reference name, start and end go together`);
+  }
+  if (located && !(Number.isSafeInteger(f.start) && Number.isSafeInteger(f.end) && f.start! >= 0 && f.end! >= f.start!)) {
+    throw new UserError(`feature '${f.key}': start ${f.start} and end ${f.end} are not a 0-based half-open range`);
+  }
+}
+
+/**
+ * Creates feature set `set` and stores `features` in it, through `trx` (a transaction of `registry`
+ * that the caller commits or rolls back). Returns the number of features stored. Refuses a set name
+ * the dataset already has, and an unknown dataset, reference set or ontology.
+ */
+export async function insertFeatureSet(
+  registry: Registry,
+  trx: Transaction<Database>,
+  set: NewFeatureSet,
+  features: Iterable<NewFeature> | AsyncIterable<NewFeature>,
+  progress?: (featuresStored: number) => void,
+): Promise<number> {
+  if (!set.name.trim()) throw new UserError('a feature set name must not be empty');
+  if (!(await trx.selectFrom('dataset').select('name').where('name', '=', set.datasetName).executeTakeFirst())) {
+    throw new UserError(`no dataset '${set.datasetName}' in ${registry.location}`);
+  }
+  if (await getSetIn(trx, set.datasetName, set.name)) {
+    throw new UserError(`feature set '${set.name}' already exists in dataset '${set.datasetName}'; choose another with --name`);
+  }
+  if (set.referenceSetName !== null && !(await trx.selectFrom('reference_set').select('name').where('name', '=', set.referenceSetName).executeTakeFirst())) {
+    throw new UserError(`no reference set '${set.referenceSetName}' in ${registry.location}`);
+  }
+  if (set.ontologyName !== null && !(await trx.selectFrom('ontology').select('name').where('name', '=', set.ontologyName).executeTakeFirst())) {
+    throw new UserError(`no ontology '${set.ontologyName}' in ${registry.location}; add it with: ga4gh repo add-ontology`);
+  }
+  // Keys are assigned here rather than by the database, the same way on SQLite and PostgreSQL.
+  const last = await trx.selectFrom('feature_set').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const setId = Number(last?.id ?? 0) + 1;
+  await trx
+    .insertInto('feature_set')
+    .values({
+      id: setId,
+      dataset_name: set.datasetName,
+      name: set.name,
+      reference_set_name: set.referenceSetName,
+      ontology_name: set.ontologyName,
+      source_uri: set.sourceUri,
+      attributes: jsonOrNull(set.attributes),
+      source: set.source,
+      feature_count: 0,
+      longest: '{}',
+      created_at: new Date().toISOString(),
+    })
+    .execute();
+
+  // Features wait in `pending` (by key, in order) until a batch is full, so that parts given one after
+  // the other merge in memory. Keys already written are remembered by a 52-bit hash only (a few bytes
+  // each, where the keys themselves would hold on to every input line); a hash seen before is checked
+  // against the table, and a part of a feature already written is merged at the end.
+  const writtenHashes = new Set<number>();
+  const lateParts: NewFeature[] = [];
+  const longest = new Map<string, number>();
+  /** Children of a second or later parent: the table's parent column names only the first. */
+  const extraChildren = new Map<string, string[]>();
+  let pending = new Map<string, NewFeature>();
+  let seq = 0;
+  let stored = 0;
+
+  const rowOf = (f: NewFeature, seqOfFeature: number): unknown[] => [
+    setId,
+    f.key,
+    seqOfFeature,
+    f.referenceName,
+    f.start ?? 0,
+    f.end ?? 0,
+    STRANDS.indexOf(f.strand),
+    f.type?.termId || null,
+    f.type?.term || null,
+    f.name,
+    f.geneSymbol,
+    f.parentKeys[0] ?? null,
+    null,
+    jsonOrNull(f.attributes),
+  ];
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const batch = [...pending.values()];
+    pending = new Map();
+    const rows: unknown[][] = [];
+    for (const f of batch) {
+      if (f.referenceName !== null) longest.set(f.referenceName, Math.max(longest.get(f.referenceName) ?? 0, f.end! - f.start!));
+      for (const parent of f.parentKeys.slice(1)) addChild(extraChildren, parent, f.key);
+      writtenHashes.add(keyHash(f.key));
+      rows.push(rowOf(f, seq++));
+    }
+    await insertRows(registry, trx, 'feature', FEATURE_COLUMNS, rows);
+    stored += batch.length;
+    progress?.(stored);
+  };
+
+  for await (const input of features) {
+    checkFeature(input);
+    const earlier = pending.get(input.key);
+    if (earlier) {
+      mergePart(earlier, input);
+      continue;
+    }
+    if (writtenHashes.has(keyHash(input.key)) && (await getFeatureIn(trx, setId, input.key))) {
+      lateParts.push(input);
+      continue;
+    }
+    pending.set(input.key, { ...input, parentKeys: [...input.parentKeys] });
+    if (pending.size >= INSERT_BATCH) await flush();
+  }
+  await flush();
+  for (const part of lateParts) await mergeStoredPart(trx, setId, part, extraChildren, longest);
+  await writeChildKeys(registry, trx, setId, extraChildren);
+  await trx
+    .updateTable('feature_set')
+    .set({ feature_count: stored, longest: JSON.stringify(Object.fromEntries(longest)) })
+    .where('id', '=', setId)
+    .execute();
+  return stored;
+}
+
+/** FNV-1a over the UTF-16 units, two 26-bit halves: a key's fingerprint, exact enough to rule keys out. */
+function keyHash(key: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ key.length;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return (a >>> 6) * 0x4000000 + (b >>> 6);
+}
+
+const getFeatureIn = (db: Kysely<Database>, setId: number, key: string) =>
+  db.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', key).executeTakeFirst();
+
+function addChild(childrenOf: Map<string, string[]>, parent: string, child: string): void {
+  const list = childrenOf.get(parent);
+  if (list) {
+    if (!list.includes(child)) list.push(child);
+  } else childrenOf.set(parent, [child]);
+}
+
+/** Merges a part given after its feature was written (parts of one feature far apart in the input). */
+async function mergeStoredPart(
+  trx: Transaction<Database>,
+  setId: number,
+  part: NewFeature,
+  childrenOf: Map<string, string[]>,
+  longest: Map<string, number>,
+): Promise<void> {
+  const row = (await getFeatureIn(trx, setId, part.key))!;
+  const stored = storedAsNew(row);
+  const firstParent = stored.parentKeys[0];
+  mergePart(stored, part);
+  // The first parent stays in the parent column; any others are added to their child lists.
+  for (const parent of stored.parentKeys) if (parent !== firstParent) addChild(childrenOf, parent, part.key);
+  if (stored.referenceName !== null) {
+    longest.set(stored.referenceName, Math.max(longest.get(stored.referenceName) ?? 0, stored.end! - stored.start!));
+  }
+  await trx
+    .updateTable('feature')
+    .set({
+      reference_name: stored.referenceName,
+      start: stored.start ?? 0,
+      end: stored.end ?? 0,
+      attributes: jsonOrNull(stored.attributes),
+      parent_key: stored.parentKeys[0] ?? null,
+    })
+    .where('set_id', '=', setId)
+    .where('key', '=', part.key)
+    .execute();
+}
+
+function storedAsNew(row: FeatureRow): NewFeature {
+  const located = row.reference_name !== null;
+  return {
+    key: row.key,
+    referenceName: row.reference_name,
+    start: located ? Number(row.start) : null,
+    end: located ? Number(row.end) : null,
+    strand: STRANDS[row.strand] ?? 'STRAND_UNSPECIFIED',
+    type: row.type_id || row.type_term ? { termId: row.type_id ?? '', term: row.type_term ?? '' } : null,
+    name: row.name,
+    geneSymbol: row.gene_symbol,
+    parentKeys: row.parent_key !== null ? [row.parent_key] : [],
+    attributes: row.attributes !== null ? (JSON.parse(row.attributes) as AttributeValues) : null,
+  };
+}
+
+/**
+ * Child lists are written once every feature is in (parents may come after their children): from the
+ * parent column, grouped by parent in input order, in one UPDATE ... FROM on either backend; then the
+ * children of second and later parents (rare in practice), which only the load knows.
+ */
+async function writeChildKeys(registry: Registry, trx: Transaction<Database>, setId: number, extraChildren: Map<string, string[]>): Promise<void> {
+  const childList =
+    registry.dialect === 'postgres' ? sql`json_agg(${sql.ref('key')} order by ${sql.ref('seq')})::text` : sql`json_group_array(${sql.ref('key')} order by ${sql.ref('seq')})`;
+  await sql`update feature set child_keys = c.children
+    from (select parent_key, ${childList} as children from feature where set_id = ${setId} and parent_key is not null group by parent_key) as c
+    where feature.set_id = ${setId} and feature.key = c.parent_key`.execute(trx);
+  for (const [parent, children] of extraChildren) {
+    const row = await trx.selectFrom('feature').select('child_keys').where('set_id', '=', setId).where('key', '=', parent).executeTakeFirst();
+    if (!row) continue;
+    const list = row.child_keys !== null ? (JSON.parse(row.child_keys) as string[]) : [];
+    for (const child of children) if (!list.includes(child)) list.push(child);
+    await trx.updateTable('feature').set({ child_keys: JSON.stringify(list) }).where('set_id', '=', setId).where('key', '=', parent).execute();
+  }
+}
+
+/** After a load has committed: PostgreSQL plans with statistics that only ANALYZE gathers. */
+export async function analyzeFeatures(registry: Registry): Promise<void> {
+  if (registry.dialect === 'postgres') await sql`analyze feature`.execute(registry.db);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Feature sets
+
+const getSetIn = (db: Kysely<Database>, datasetName: string, name: string) =>
+  db.selectFrom('feature_set').selectAll().where('dataset_name', '=', datasetName).where('name', '=', name).executeTakeFirst();
+
+export const getFeatureSet = (registry: Registry, datasetName: string, name: string) => getSetIn(registry.db, datasetName, name);
+
+/** Sets in (dataset, name) order, optionally of one dataset; `after` is the last [dataset, name] seen. */
+export async function listFeatureSets(
+  registry: Registry,
+  datasetName: string | undefined,
+  after: [string, string] | undefined,
+  limit?: number,
+): Promise<FeatureSetRow[]> {
+  let q = registry.db.selectFrom('feature_set').selectAll().orderBy('dataset_name').orderBy('name');
+  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
+  if (after !== undefined) {
+    const [dataset, name] = after;
+    q = q.where((eb) => eb.or([eb('dataset_name', '>', dataset), eb.and([eb('dataset_name', '=', dataset), eb('name', '>', name)])]));
+  }
+  if (limit !== undefined) q = q.limit(limit);
+  return q.execute();
+}
+
+export async function removeFeatureSet(registry: Registry, datasetName: string, name: string): Promise<void> {
+  await registry.db.transaction().execute(async (trx) => {
+    const set = await getSetIn(trx, datasetName, name);
+    if (!set) throw new UserError(`no feature set '${name}' in dataset '${datasetName}'`);
+    await trx.deleteFrom('feature').where('set_id', '=', set.id).execute();
+    await trx.deleteFrom('feature_set').where('id', '=', set.id).execute();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Features
+
+export const getFeatureRow = (registry: Registry, setId: number, key: string) =>
+  registry.db.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', key).executeTakeFirst();
+
+/** A search of one feature set; every filter given must hold. Pages come in (start, seq) order. */
+export interface FeatureQuery {
+  set: Pick<FeatureSetRow, 'id' | 'longest'>;
+  /** Overlap with [start, end) on the reference; end undefined: to the end of the reference. */
+  region?: { referenceName: string; start: number; end?: number };
+  name?: string;
+  geneSymbol?: string;
+  parentKey?: string;
+  /** Only features of these types: ontology term ids, or type names of features whose type is no term. */
+  types?: { ids: string[]; terms: string[] };
+  /** The (start, seq) of the last feature of the previous page. */
+  after?: [number, number];
+  limit: number;
+}
+
+/**
+ * One page of features. The index is chosen by the most selective filter: parent, name, symbol,
+ * region, or the whole set in order. A region scan starts at window start minus the longest feature on
+ * that reference, so it never reads features that end long before the window.
+ */
+export async function listFeatureRows(registry: Registry, query: FeatureQuery): Promise<FeatureRow[]> {
+  const { set, region, name, geneSymbol, parentKey, types, after, limit } = query;
+  let q = registry.db.selectFrom('feature').selectAll().where('set_id', '=', set.id);
+  if (parentKey !== undefined) q = q.where('parent_key', '=', parentKey);
+  if (name !== undefined) q = q.where('name', '=', name);
+  if (geneSymbol !== undefined) q = q.where('gene_symbol', '=', geneSymbol);
+  if (region) {
+    const longest = (JSON.parse(set.longest) as Record<string, number>)[region.referenceName] ?? 0;
+    q = q.where('reference_name', '=', region.referenceName).where('start', '>=', Math.max(0, region.start - longest));
+    if (region.end !== undefined) q = q.where('start', '<', region.end);
+    q = q.where('end', '>', region.start);
+  }
+  if (types) {
+    q = q.where((eb) =>
+      eb.or([
+        ...(types.ids.length ? [eb('type_id', 'in', types.ids)] : []),
+        ...(types.terms.length ? [eb.and([eb('type_id', 'is', null), eb('type_term', 'in', types.terms)])] : []),
+        ...(types.ids.length || types.terms.length ? [] : [sql<boolean>`1 = 0`]),
+      ]),
+    );
+  }
+  if (after) q = q.where(sql<boolean>`(${sql.ref('start')}, ${sql.ref('seq')}) > (${after[0]}, ${after[1]})`);
+  return q.orderBy('start').orderBy('seq').limit(limit).execute();
+}
+
+export async function listAllFeatureSets(registry: Registry): Promise<FeatureSetRow[]> {
+  return registry.db.selectFrom('feature_set').selectAll().orderBy('dataset_name').orderBy('name').execute();
+}

@@ -1,0 +1,253 @@
+/**
+ * Reading BAM files: the header, and the alignment records from a virtual offset onward, kept as the
+ * bytes of the file (the alignment writer reads its fields from there). The BGZF blocks are read in
+ * bounded slices and inflated a few at a time, so a page that stops early pays for neither the rest of
+ * the file nor a whole index chunk (@gmod/bam inflates and decodes every record of every chunk of a
+ * region before the first can be used; see the README, "How read pages are built").
+ */
+import { gunzipSync } from 'node:zlib';
+import type { GenericFilehandle } from 'generic-filehandle2';
+import { blockSizeAt, type VirtualOffset } from '../variants/bgzf.js';
+
+/** Inflated data, with where each of its blocks begins in it (the first may begin before it). */
+interface InflatedPiece {
+  bytes: Buffer;
+  blockStarts: number[];
+  blockPositions: number[];
+}
+
+const PIECE_BYTES = 256 * 1024;
+const MAX_SLICE = 1 << 20;
+
+/** Inflated BGZF data from `start` onward, a few blocks at a time. */
+async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, source: string): AsyncGenerator<InflatedPiece> {
+  let position = start.blockPosition;
+  let skip = start.dataPosition;
+  let sliceSize = 64 * 1024;
+  for (;;) {
+    const read = await file.read(sliceSize, position);
+    const compressed = Buffer.from(read.buffer, read.byteOffset, read.length);
+    let used = 0;
+    for (;;) {
+      const size = blockSizeAt(compressed, used, source);
+      if (size === undefined || used + size > compressed.length) break;
+      used += size;
+    }
+    if (used === 0) {
+      if (compressed.length < sliceSize) {
+        if (compressed.length > 0) throw new Error(`${source} ends in the middle of a BGZF block`);
+        return;
+      }
+      sliceSize = Math.min(sliceSize * 2, MAX_SLICE * 2);
+      continue;
+    }
+    let groupStart = 0;
+    while (groupStart < used) {
+      const blockStarts: number[] = [];
+      const blockPositions: number[] = [];
+      let groupEnd = groupStart;
+      let size = 0;
+      while (groupEnd < used && size < PIECE_BYTES) {
+        const next = groupEnd + blockSizeAt(compressed, groupEnd, source)!;
+        blockStarts.push(size - skip);
+        blockPositions.push(position + groupEnd);
+        size += compressed.readUInt32LE(next - 4);
+        groupEnd = next;
+      }
+      if (skip >= size) {
+        skip -= size;
+        groupStart = groupEnd;
+        continue;
+      }
+      let bytes: Buffer = gunzipSync(compressed.subarray(groupStart, groupEnd));
+      if (bytes.length !== size) throw new Error(`${source}: a BGZF block inflates to another size than it declares`);
+      if (skip) bytes = bytes.subarray(skip);
+      skip = 0;
+      groupStart = groupEnd;
+      if (bytes.length) yield { bytes, blockStarts, blockPositions };
+    }
+    position += used;
+    if (compressed.length < sliceSize && used === compressed.length) return;
+    sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Alignment records one at a time, as BAM record bytes: `bytes[at, end)` is the current record (its
+ * 4-byte length first). `step()` moves within the data already at hand and answers false when more
+ * must be read first (`fill()`), so the common step costs no promise.
+ */
+export abstract class RecordCursor {
+  bytes: Buffer = EMPTY;
+  at = 0;
+  end = 0;
+
+  constructor(protected readonly source: string) {}
+
+  /** Moves to the next record when it is already at hand. */
+  step(): boolean {
+    const at = this.end;
+    if (at + 4 > this.bytes.length) return false;
+    const end = at + 4 + this.bytes.readInt32LE(at);
+    if (end > this.bytes.length) return false;
+    if (end < at + 36) throw new Error(`${this.source}: an alignment record is too short to be one`);
+    this.at = at;
+    this.end = end;
+    return true;
+  }
+
+  /** Reads more of the file; false at its end. */
+  abstract fill(): Promise<boolean>;
+
+  /** Where the current record begins in the file (reading from there gives it first), when known. */
+  abstract offset(): VirtualOffset | undefined;
+
+  abstract close(): Promise<void>;
+
+  /** Moves to the next record, reading more of the file when needed; false at its end. */
+  async next(): Promise<boolean> {
+    while (!this.step()) if (!(await this.fill())) return false;
+    return true;
+  }
+
+  // Fields of the current record (SAM specification, section 4.2).
+  get refId(): number {
+    return this.bytes.readInt32LE(this.at + 4);
+  }
+  get position(): number {
+    return this.bytes.readInt32LE(this.at + 8);
+  }
+  get flag(): number {
+    return this.bytes.readUInt16LE(this.at + 18);
+  }
+
+  /** The end of the current record on the reference: its start plus the bases its CIGAR covers (at least 1). */
+  referenceEnd(): number {
+    const { bytes, at } = this;
+    const start = bytes.readInt32LE(at + 8);
+    if (bytes.readUInt16LE(at + 18) & 4) return start + 1;
+    const cigarCount = bytes.readUInt16LE(at + 16);
+    let cigar = at + 36 + bytes[at + 12];
+    let span = 0;
+    for (let i = 0; i < cigarCount; i++, cigar += 4) {
+      const unit = bytes.readUInt32LE(cigar);
+      const op = unit & 15;
+      // M, D, N, =, X consume the reference.
+      if (op === 0 || op === 2 || op === 3 || op === 7 || op === 8) span += unit >>> 4;
+    }
+    return start + Math.max(span, 1);
+  }
+}
+
+/** The records of a BAM file from a virtual offset onward. */
+export class BamRecords extends RecordCursor {
+  private blockStarts: number[] = [];
+  private blockPositions: number[] = [];
+  private done = false;
+  private readonly pieces: AsyncGenerator<InflatedPiece>;
+
+  constructor(file: GenericFilehandle, start: VirtualOffset, source: string) {
+    super(source);
+    this.pieces = inflateFrom(file, start, source);
+  }
+
+  async fill(): Promise<boolean> {
+    if (this.done) return false;
+    const next = await this.pieces.next();
+    const from = this.end;
+    const carry = this.bytes.length - from;
+    if (next.done) {
+      this.done = true;
+      if (carry > 0) throw new Error(`${this.source} ends in the middle of an alignment record`);
+      return false;
+    }
+    const piece = next.value;
+    if (carry > 0) {
+      const starts: number[] = [];
+      const positions: number[] = [];
+      // The blocks of the carried bytes, then the new ones.
+      for (let i = 0; i < this.blockStarts.length; i++) {
+        if (i + 1 < this.blockStarts.length && this.blockStarts[i + 1] <= from) continue;
+        starts.push(this.blockStarts[i] - from);
+        positions.push(this.blockPositions[i]);
+      }
+      for (let i = 0; i < piece.blockStarts.length; i++) {
+        starts.push(piece.blockStarts[i] + carry);
+        positions.push(piece.blockPositions[i]);
+      }
+      this.bytes = Buffer.concat([this.bytes.subarray(from), piece.bytes]);
+      this.blockStarts = starts;
+      this.blockPositions = positions;
+    } else {
+      this.bytes = piece.bytes;
+      this.blockStarts = piece.blockStarts;
+      this.blockPositions = piece.blockPositions;
+    }
+    this.at = this.end = 0;
+    return true;
+  }
+
+  offset(): VirtualOffset {
+    let i = this.blockStarts.length - 1;
+    while (i > 0 && this.blockStarts[i] > this.at) i--;
+    return { blockPosition: this.blockPositions[i], dataPosition: this.at - this.blockStarts[i] };
+  }
+
+  async close(): Promise<void> {
+    await this.pieces.return(undefined);
+  }
+}
+
+export interface BamHeader {
+  text: string;
+  references: Array<{ name: string; length: number }>;
+  /** Where the first alignment record begins. */
+  firstRecord: VirtualOffset;
+}
+
+/** The header of a BAM file: its SAM text and its reference list. */
+export async function readBamHeader(file: GenericFilehandle, source: string): Promise<BamHeader> {
+  const pieces = inflateFrom(file, { blockPosition: 0, dataPosition: 0 }, source);
+  let bytes: Buffer = EMPTY;
+  const starts: number[] = [];
+  const positions: number[] = [];
+  const need = async (n: number) => {
+    while (bytes.length < n) {
+      const next = await pieces.next();
+      if (next.done) throw new Error(`${source} ends inside its BAM header`);
+      for (let i = 0; i < next.value.blockStarts.length; i++) {
+        starts.push(next.value.blockStarts[i] + bytes.length);
+        positions.push(next.value.blockPositions[i]);
+      }
+      bytes = bytes.length ? Buffer.concat([bytes, next.value.bytes]) : next.value.bytes;
+    }
+  };
+  try {
+    await need(8);
+    if (bytes.toString('latin1', 0, 4) !== 'BAM\x01') throw new Error(`${source} is not a BAM file (no BAM magic number)`);
+    const textLength = bytes.readInt32LE(4);
+    await need(8 + textLength + 4);
+    const text = bytes.toString('utf8', 8, 8 + textLength).replace(/\0+$/, '');
+    let at = 8 + textLength;
+    const count = bytes.readInt32LE(at);
+    at += 4;
+    const references: BamHeader['references'] = [];
+    for (let i = 0; i < count; i++) {
+      await need(at + 4);
+      const nameLength = bytes.readInt32LE(at);
+      await need(at + 4 + nameLength + 4);
+      references.push({
+        name: bytes.toString('utf8', at + 4, at + 4 + nameLength - 1),
+        length: bytes.readInt32LE(at + 4 + nameLength),
+      });
+      at += 4 + nameLength + 4;
+    }
+    let i = starts.length - 1;
+    while (i > 0 && starts[i] > at) i--;
+    return { text, references, firstRecord: { blockPosition: positions[i], dataPosition: at - starts[i] } };
+  } finally {
+    await pieces.return(undefined);
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * Reading CRAM files with @gmod/cram, decoded against the registered reference set's FASTA. Each
+ * decoded record is encoded as a BAM record, so CRAM answers through the same cursor and writer as BAM
+ * (one writer, one set of rules for every field). Slices are decoded one at a time, in file order, so
+ * memory holds one slice whatever the region.
+ */
+import { CraiIndex, IndexedCramFile, type CramRecord } from '@gmod/cram';
+import type { GenericFilehandle } from 'generic-filehandle2';
+import { RecordCursor } from './bam-file.js';
+
+/** Bases [start, end] (1-based, inclusive) of the file's reference `seqId`, as text. */
+export type SequenceFetch = (seqId: number, start: number, end: number) => Promise<string>;
+
+interface Slice {
+  start: number;
+  span: number;
+  containerStart: number;
+  sliceStart: number;
+  sliceBytes: number;
+}
+
+export class CramFile {
+  readonly cram: IndexedCramFile;
+  private readonly index: CraiIndex;
+
+  constructor(file: GenericFilehandle, indexFile: GenericFilehandle, fetch: SequenceFetch) {
+    this.index = new CraiIndex({ filehandle: indexFile });
+    // A small slice cache: the library keeps 20,000 decoded slices by default.
+    this.cram = new IndexedCramFile({ cramFilehandle: file, index: this.index, seqFetch: fetch, cacheSize: 8 });
+  }
+
+  async headerText(): Promise<string> {
+    return (await this.cram.cram.getHeaderText()) ?? '';
+  }
+
+  /** The slices holding records of `seqId` (-1: reads without a position) that may overlap [start, end), in file order. */
+  async slicesOf(seqId: number, start: number, end: number): Promise<Slice[]> {
+    const entries = ((await this.index.getIndex()) as Record<string, Slice[] | undefined>)[seqId] ?? [];
+    return entries
+      .filter((e) => seqId < 0 || (e.start - 1 < end && e.start - 1 + e.span > start))
+      .sort((a, b) => a.containerStart - b.containerStart || a.sliceStart - b.sliceStart);
+  }
+}
+
+/** The records of one reference (or the unplaced reads) of a CRAM file, as BAM records, slice by slice. */
+export class CramRecords extends RecordCursor {
+  private slices: Slice[] | undefined;
+  private next_ = 0;
+
+  constructor(
+    private readonly file: CramFile,
+    private readonly seqId: number,
+    private readonly windowStart: number,
+    private readonly windowEnd: number,
+    private readonly readGroupNames: string[],
+    source: string,
+  ) {
+    super(source);
+  }
+
+  async fill(): Promise<boolean> {
+    this.slices ??= await this.file.slicesOf(this.seqId, this.windowStart, this.windowEnd);
+    while (this.next_ < this.slices.length) {
+      const slice = this.slices[this.next_++];
+      const records = await this.file.cram.getRecordsInSlice(slice, (r) => r.sequenceId === this.seqId);
+      if (!records.length) continue;
+      const lengths = templateLengths(records);
+      this.bytes = Buffer.concat(records.map((r, i) => encodeBamRecord(r, this.readGroupNames, lengths[i])));
+      this.at = this.end = 0;
+      return true;
+    }
+    return false;
+  }
+
+  offset(): undefined {
+    return undefined;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * TLEN of records whose mate lies in the same slice (CRAM leaves it to the decoder): from the leftmost
+ * start to the rightmost end on the reference, counting each read's CIGAR as htslib does, positive for
+ * the leftmost read (the first of the pair when both start together) and negative for the other.
+ * @gmod/cram estimates it from read lengths instead, which is wrong for clipped reads, and unsigned.
+ */
+function templateLengths(records: CramRecord[]): Array<number | undefined> {
+  const byId = new Map(records.map((r) => [r.uniqueId, r]));
+  const endOf = (r: CramRecord) => r.alignmentStart + Math.max(r.lengthOnRef ?? 1, 1) - 1;
+  return records.map((r) => {
+    const mate = r.mate?.uniqueId !== undefined ? byId.get(r.mate.uniqueId) : undefined;
+    if (!mate || r.templateSize !== undefined || (r.flags & 4) || (mate.flags & 4) || mate.sequenceId !== r.sequenceId) return undefined;
+    const length = Math.max(endOf(r), endOf(mate)) - Math.min(r.alignmentStart, mate.alignmentStart) + 1;
+    const leftmost = r.alignmentStart < mate.alignmentStart || (r.alignmentStart === mate.alignmentStart && (r.flags & 64) !== 0);
+    return leftmost ? length : -length;
+  });
+}
+
+const CIGAR_CODES: Record<string, number> = { M: 0, I: 1, D: 2, N: 3, S: 4, H: 5, P: 6 };
+const NIBBLES: Record<string, number> = Object.fromEntries([...'=ACMGRSVTWYHKDBN'].map((c, i) => [c, i]));
+
+/** The CIGAR of a CRAM record, from its read features (positions are 1-based in the read). */
+function cigarOf(record: CramRecord): Array<[number, number]> {
+  const ops: Array<[number, number]> = [];
+  const push = (op: string, length: number) => {
+    if (length <= 0) return;
+    const last = ops[ops.length - 1];
+    if (last && last[0] === CIGAR_CODES[op]) last[1] += length;
+    else ops.push([CIGAR_CODES[op], length]);
+  };
+  let readPosition = 1;
+  for (const feature of record.readFeatures ?? []) {
+    push('M', feature.pos - readPosition);
+    readPosition = Math.max(readPosition, feature.pos);
+    switch (feature.code) {
+      case 'S':
+      case 'I':
+        push(feature.code, feature.data.length);
+        readPosition += feature.data.length;
+        break;
+      case 'i':
+        push('I', 1);
+        readPosition += 1;
+        break;
+      case 'D':
+      case 'N':
+      case 'H':
+      case 'P':
+        push(feature.code, feature.data);
+        break;
+      default: // substitutions, bases and qualities lie inside a match
+        break;
+    }
+  }
+  push('M', record.readLength - readPosition + 1);
+  return ops;
+}
+
+function tagBytes(name: string, value: unknown): Buffer | undefined {
+  const key = Buffer.from(name.slice(0, 2), 'latin1');
+  if (typeof value === 'string') return Buffer.concat([key, Buffer.from('Z'), Buffer.from(value, 'utf8'), Buffer.from([0])]);
+  if (typeof value === 'number') {
+    const out = Buffer.alloc(7);
+    key.copy(out);
+    if (Number.isInteger(value) && value >= -2147483648 && value <= 2147483647) {
+      out[2] = 105; // i
+      out.writeInt32LE(value, 3);
+    } else if (Number.isInteger(value) && value >= 0 && value <= 4294967295) {
+      out[2] = 73; // I
+      out.writeUInt32LE(value, 3);
+    } else {
+      out[2] = 102; // f
+      out.writeFloatLE(value, 3);
+    }
+    return out;
+  }
+  if (value && typeof value === 'object' && 'length' in value) {
+    const items = Array.from(value as ArrayLike<number>);
+    const integers = items.every((v) => Number.isInteger(v));
+    const out = Buffer.alloc(8 + items.length * 4);
+    key.copy(out);
+    out[2] = 66; // B
+    out[3] = integers ? 105 : 102;
+    out.writeInt32LE(items.length, 4);
+    items.forEach((v, i) => (integers ? out.writeInt32LE(v, 8 + i * 4) : out.writeFloatLE(v, 8 + i * 4)));
+    return out;
+  }
+  return undefined;
+}
+
+/** A decoded CRAM record as the bytes of a BAM record (SAM specification, section 4.2). */
+export function encodeBamRecord(record: CramRecord, readGroupNames: string[], templateLength?: number): Buffer {
+  const name = Buffer.from((record.readName ?? '*') + '\0', 'utf8');
+  const unmapped = (record.flags & 4) !== 0;
+  const cigar = unmapped ? [] : cigarOf(record);
+  const bases = record.getReadBases();
+  const sequence = bases && bases !== '*' ? bases : '';
+  const qualities = record.qualityScores;
+  const tags: Buffer[] = [];
+  for (const [key, value] of Object.entries(record.tags)) {
+    const bytes = value === undefined ? undefined : tagBytes(key, value);
+    if (bytes) tags.push(bytes);
+  }
+  if (!('RG' in record.tags) && record.readGroupId >= 0 && readGroupNames[record.readGroupId] !== undefined) {
+    tags.push(tagBytes('RG', readGroupNames[record.readGroupId])!);
+  }
+  const tagLength = tags.reduce((n, t) => n + t.length, 0);
+  const size = 32 + name.length + cigar.length * 4 + ((sequence.length + 1) >> 1) + sequence.length + tagLength;
+  const out = Buffer.alloc(4 + size);
+  out.writeInt32LE(size, 0);
+  out.writeInt32LE(record.sequenceId, 4);
+  out.writeInt32LE(record.alignmentStart - 1, 8);
+  out[12] = name.length;
+  out[13] = record.mappingQuality ?? 255;
+  out.writeUInt16LE(0, 14);
+  out.writeUInt16LE(cigar.length, 16);
+  out.writeUInt16LE(record.flags, 18);
+  out.writeInt32LE(sequence.length, 20);
+  out.writeInt32LE(record.mate ? record.mate.sequenceId : -1, 24);
+  out.writeInt32LE(record.mate ? record.mate.alignmentStart - 1 : -1, 28);
+  out.writeInt32LE(templateLength ?? record.templateSize ?? record.templateLength ?? 0, 32);
+  let at = 36;
+  name.copy(out, at);
+  at += name.length;
+  for (const [op, length] of cigar) {
+    out.writeUInt32LE(((length << 4) | op) >>> 0, at);
+    at += 4;
+  }
+  for (let i = 0; i < sequence.length; i += 2) {
+    const high = NIBBLES[sequence[i].toUpperCase()] ?? 15;
+    const low = i + 1 < sequence.length ? (NIBBLES[sequence[i + 1].toUpperCase()] ?? 15) : 0;
+    out[at++] = (high << 4) | low;
+  }
+  if (sequence.length) {
+    if (qualities && qualities.length >= sequence.length) out.set(qualities.subarray(0, sequence.length), at);
+    else out.fill(255, at, at + sequence.length);
+    at += sequence.length;
+  }
+  for (const tag of tags) {
+    tag.copy(out, at);
+    at += tag.length;
+  }
+  return out;
+}

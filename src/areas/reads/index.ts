@@ -1,0 +1,123 @@
+import type { Command } from 'commander';
+import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import type { Area, CommandContext } from '../area.js';
+import { loadReadGroupSet, type ReadGroupSetOptions } from './loader.js';
+import { ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest } from './messages.js';
+import { openAlignmentSource } from './alignment-files.js';
+import { readService, toReadGroupSetRecord, type JsonStream } from './service.js';
+import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
+
+const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
+
+export const readsArea: Area = {
+  name: 'reads',
+  migrations: readMigrations,
+
+  routes({ registry, config }) {
+    const service = readService(registry, config.paging, config.registryCacheMs);
+    return [
+      {
+        method: 'POST',
+        path: '/readgroupsets/search',
+        request: SearchReadGroupSetsRequest,
+        handle: async ({ body }) => pageReply(SearchReadGroupSetsResponse, await service.searchReadGroupSets(body)),
+      },
+      {
+        method: 'GET',
+        path: '/readgroupsets/{id}',
+        handle: async ({ params }) => recordReply(ReadGroupSet, await service.getReadGroupSet(params.id)),
+      },
+      {
+        method: 'GET',
+        path: '/readgroups/{id}',
+        handle: async ({ params }) => recordReply(ReadGroup, await service.getReadGroup(params.id)),
+      },
+      {
+        method: 'POST',
+        path: '/reads/search',
+        request: SearchReadsRequest,
+        handle: async ({ body }) => streamReply(await service.searchReads(body)),
+      },
+    ];
+  },
+
+  commands(repo: Command, { withRegistry }: CommandContext) {
+    repo
+      .command('add-readgroupset')
+      .description('register a BAM (with its .bai or .csi) or a CRAM (with its .crai) as one read group set of a dataset')
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<dataset>', 'dataset the read group set belongs to')
+      .argument('<path>', 'a coordinate-sorted, indexed .bam or .cram file, or its http(s) URL')
+      .requiredOption('--referenceset <name>', 'the registered reference set the reads are aligned to (CRAM is decoded against it)')
+      .option('--name <name>', 'read group set name (default: the file name without .bam or .cram)')
+      .option('--biosample-id <name>', 'the biosample of the same dataset the reads come from')
+      .action(
+        action(async (location: string, dataset: string, file: string, opts: ReadGroupSetOptions) => {
+          const loaded = await withRegistry(location, (registry) => loadReadGroupSet(registry, dataset, file, opts));
+          for (const warning of loaded.warnings) say(`warning: ${warning}`);
+          const counts = loaded.aligned === undefined ? '' : `, ${loaded.aligned} aligned and ${loaded.unaligned} unaligned read(s)`;
+          say(`added read group set '${loaded.name}' (${loaded.format}) to dataset '${dataset}': read group(s) ${loaded.readGroups.join(', ')}${counts}`);
+        }),
+      );
+    repo
+      .command('remove-readgroupset')
+      .description('remove a read group set (the alignment file stays where it is)')
+      .argument('<registry>')
+      .argument('<dataset>')
+      .argument('<name>')
+      .action(
+        action(async (location: string, dataset: string, name: string) => {
+          await withRegistry(location, (registry) => removeReadGroupSet(registry, dataset, name));
+          say(`removed read group set '${name}' from dataset '${dataset}'`);
+        }),
+      );
+  },
+
+  async inventory(registry) {
+    const rows = (await listReadGroupSets(registry, {}, undefined)).map((row) => {
+      const record = toReadGroupSetRecord(row);
+      return [
+        record.id,
+        row.dataset_name,
+        row.name,
+        row.reference_set_name,
+        row.index_kind === 'crai' ? 'CRAM' : 'BAM',
+        record.readGroups.map((g) => g.name),
+        row.aligned_count,
+        row.unaligned_count,
+        row.biosample_name,
+      ];
+    });
+    return [{ title: 'Read group sets', columns: ['id', 'dataset', 'name', 'reference set', 'format', 'read groups', 'aligned', 'unaligned', 'biosample'], rows }];
+  },
+
+  async referenceSetUsers(registry, referenceSetName) {
+    const sets = await listReadGroupSets(registry, {}, undefined);
+    return sets.filter((s) => s.reference_set_name === referenceSetName).map((s) => `read group set '${s.name}' of dataset '${s.dataset_name}'`);
+  },
+
+  async datasetContents(registry, datasetName) {
+    return [['read group set(s)', (await listReadGroupSets(registry, { datasetName }, undefined)).length]];
+  },
+
+  async check(registry) {
+    const problems: string[] = [];
+    for (const row of await listReadGroupSets(registry, {}, undefined)) {
+      try {
+        // The index opens, and the first record of the file's first reference (or of its unplaced reads) reads.
+        const names = (JSON.parse(row.read_groups) as Array<{ ID: string }>).map((g) => g.ID);
+        const source = openAlignmentSource({ path: row.path, indexPath: row.index_path, indexKind: row.index_kind }, async (_id, start, end) => 'N'.repeat(end - start + 1), names);
+        const references = JSON.parse(row.reference_names) as string[];
+        const cursor = await source.records(references.length ? 0 : -1, 0, Number.POSITIVE_INFINITY);
+        if (cursor) {
+          await cursor.next();
+          await cursor.close();
+        }
+      } catch (e) {
+        problems.push(`read group set '${row.name}' of dataset '${row.dataset_name}': ${(e as Error).message} (${row.path})`);
+      }
+    }
+    return problems;
+  },
+};

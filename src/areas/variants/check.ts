@@ -1,0 +1,105 @@
+/**
+ * `repo check` for variant sets. The plain check opens each file and index and reads little: the
+ * end-of-file block, the last record, and the first record the index points to for each contig. The
+ * deep check (`--deep`) then inflates every block, counts the columns of every record, and compares
+ * the contigs and order the file holds with what its index lists.
+ */
+import type { CheckOptions } from '../area.js';
+import type { Registry } from '../../registry/registry.js';
+import { inflateAll } from './bgzf.js';
+import { checkWhole, expectedColumns } from './loader.js';
+import { listVariantSetFiles, listVariantSets, type VariantSetFileRow } from './store.js';
+import { parseHeader, type VcfHeader } from './vcf-header.js';
+import { openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
+
+const TAB = 9;
+const NEWLINE = 10;
+
+/** Reads every record of a file; returns its problems (the first few of each kind), one line each. */
+async function readEveryRecord(vcf: OpenVcf, header: VcfHeader, indexed: string[], options: CheckOptions): Promise<string[]> {
+  const problems: string[] = [];
+  const expected = expectedColumns(header);
+  const contigsSeen: string[] = [];
+  let lineNumber = 0;
+  let lastPos = -1;
+  let carry: Buffer = Buffer.alloc(0);
+  let badLines = 0;
+  const line = (bytes: Buffer, from: number, to: number) => {
+    lineNumber++;
+    if (to > from && bytes[to - 1] === 13) to--;
+    if (to === from || bytes[from] === 35 /* # */) return;
+    let columns = 1;
+    let firstTab = -1;
+    let secondTab = -1;
+    for (let at = bytes.indexOf(TAB, from); at !== -1 && at < to; at = bytes.indexOf(TAB, at + 1)) {
+      columns++;
+      if (firstTab === -1) firstTab = at;
+      else if (secondTab === -1) secondTab = at;
+    }
+    if (!expected.includes(columns)) {
+      if (++badLines <= 3) problems.push(`line ${lineNumber} has ${columns} columns where the header has ${expected.join(' or ')}`);
+      return;
+    }
+    const contig = bytes.toString('utf8', from, firstTab);
+    const pos = Number(bytes.toString('latin1', firstTab + 1, secondTab));
+    if (contig !== contigsSeen[contigsSeen.length - 1]) {
+      if (contigsSeen.includes(contig) && ++badLines <= 3) problems.push(`line ${lineNumber}: contig ${contig} appears again after others (unsorted)`);
+      contigsSeen.push(contig);
+      lastPos = -1;
+    }
+    if (!Number.isSafeInteger(pos) || pos < lastPos) {
+      if (++badLines <= 3) problems.push(`line ${lineNumber}: POS ${bytes.toString('latin1', firstTab + 1, secondTab)} is not a number or out of order`);
+    } else lastPos = pos;
+  };
+  try {
+    await inflateAll(
+      vcf.file,
+      vcf.source,
+      (text) => {
+        const data = carry.length ? Buffer.concat([carry, text]) : text;
+        let start = 0;
+        for (let nl = data.indexOf(NEWLINE); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+          line(data, start, nl);
+          start = nl + 1;
+        }
+        carry = Buffer.from(data.subarray(start));
+      },
+      (read, size) => options.progress(vcf.source, read, size),
+    );
+    if (carry.length) line(carry, 0, carry.length);
+  } catch (e) {
+    problems.push((e as Error).message);
+    return problems;
+  }
+  if (badLines > 3) problems.push(`${badLines - 3} more damaged line(s)`);
+  const unindexed = contigsSeen.filter((c) => !indexed.includes(c));
+  const empty = indexed.filter((c) => !contigsSeen.includes(c));
+  if (unindexed.length) problems.push(`its index lacks contig(s) ${unindexed.join(', ')} that the file holds (an index of another file?)`);
+  if (empty.length) problems.push(`its index lists contig(s) ${empty.join(', ')} that the file does not hold (an index of another file?)`);
+  return problems;
+}
+
+async function checkFile(file: VariantSetFileRow, options: CheckOptions): Promise<string[]> {
+  const vcf = openVcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
+  const contigs = JSON.parse(file.contigs) as string[];
+  let header: VcfHeader;
+  try {
+    header = parseHeader(await readHeaderText(vcf.file, file.path), file.path);
+    await checkWhole(vcf, header, contigs);
+  } catch (e) {
+    return [(e as Error).message];
+  }
+  return options.deep ? readEveryRecord(vcf, header, contigs, options) : [];
+}
+
+export async function checkVariantSets(registry: Registry, options: CheckOptions): Promise<string[]> {
+  const problems: string[] = [];
+  for (const set of await listVariantSets(registry, undefined, undefined)) {
+    for (const file of await listVariantSetFiles(registry, set.dataset_name, set.name)) {
+      for (const problem of await checkFile(file, options)) {
+        problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${problem} (${file.path})`);
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,376 @@
+/**
+ * The reads area over HTTP, on both registry backends, against the reference server's test BAMs and
+ * the compliance data set's BRCA1 reads (converted to BAM, and to CRAM, with samtools while writing
+ * these tests). Expected values come from the SAM text (the compliance SAM as published, and
+ * `samtools view -h` of chr17.1-250.bam), read here by splitting lines, never from the server.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { addBiosampleFromFile } from '../src/areas/biometadata/loader.js';
+import { addDataset } from '../src/areas/datasets/store.js';
+import { loadReadGroupSet } from '../src/areas/reads/loader.js';
+import { loadReferenceSet } from '../src/areas/references/loader.js';
+import { backends } from './backends.js';
+import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
+
+export interface SamRecord {
+  qname: string;
+  flag: number;
+  rname: string;
+  pos: number;
+  mapq: number;
+  cigar: string;
+  rnext: string;
+  pnext: number;
+  tlen: number;
+  seq: string;
+  qual: string;
+  tags: string[];
+}
+
+export function readSam(file: string): { header: string[]; records: SamRecord[] } {
+  const header: string[] = [];
+  const records: SamRecord[] = [];
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue;
+    if (line.startsWith('@')) {
+      header.push(line);
+      continue;
+    }
+    const c = line.split('\t');
+    records.push({
+      qname: c[0],
+      flag: Number(c[1]),
+      rname: c[2],
+      pos: Number(c[3]),
+      mapq: Number(c[4]),
+      cigar: c[5],
+      rnext: c[6],
+      pnext: Number(c[7]),
+      tlen: Number(c[8]),
+      seq: c[9],
+      qual: c[10],
+      tags: c.slice(11),
+    });
+  }
+  return { header, records };
+}
+
+const OPERATIONS: Record<string, string> = {
+  M: 'ALIGNMENT_MATCH',
+  I: 'INSERT',
+  D: 'DELETE',
+  N: 'SKIP',
+  S: 'CLIP_SOFT',
+  H: 'CLIP_HARD',
+  P: 'PAD',
+  '=': 'SEQUENCE_MATCH',
+  X: 'SEQUENCE_MISMATCH',
+};
+
+const cigarUnits = (cigar: string) => (cigar === '*' ? [] : [...cigar.matchAll(/(\d+)([MIDNSHP=X])/g)].map((m) => ({ operation: OPERATIONS[m[2]], operationLength: Number(m[1]) })));
+
+/** The end of a record on the reference (0-based, exclusive), as samtools counts it: at least one base. */
+export function samEnd(r: SamRecord): number {
+  if (r.flag & 4 || r.cigar === '*') return r.pos; // pos - 1 + 1
+  const span = [...r.cigar.matchAll(/(\d+)([MDN=X])/g)].reduce((n, m) => n + Number(m[1]), 0);
+  return r.pos - 1 + Math.max(span, 1);
+}
+
+function expectedAttributes(tags: string[]) {
+  const attr: Record<string, { values: unknown[] }> = {};
+  for (const tag of tags) {
+    const [key, type, ...rest] = tag.split(':');
+    const value = rest.join(':');
+    let values: unknown[];
+    if (type === 'i') values = [{ int32Value: Number(value) }];
+    else if (type === 'f') values = [{ doubleValue: Number(value) }];
+    else if (type === 'B') values = value.split(',').slice(1).map((v) => (/^[cCsSiI]/.test(value) ? { int32Value: Number(v) } : { doubleValue: Number(v) }));
+    else values = [{ stringValue: value }];
+    attr[key] = { values };
+  }
+  return Object.keys(attr).length ? { attr } : undefined;
+}
+
+/** Every field of a returned alignment against its SAM line. */
+export function assertAlignmentMatches(a: any, r: SamRecord, readGroupId: string) {
+  const where = `${r.qname} at ${r.rname}:${r.pos}`;
+  assert.equal(a.fragmentName, r.qname, where);
+  assert.equal(a.readGroupId, readGroupId, where);
+  assert.equal(a.improperPlacement, (r.flag & 2) === 0, where);
+  assert.equal(a.duplicateFragment, (r.flag & 1024) !== 0, where);
+  assert.equal(a.failedVendorQualityChecks, (r.flag & 512) !== 0, where);
+  assert.equal(a.secondaryAlignment, (r.flag & 256) !== 0, where);
+  assert.equal(a.supplementaryAlignment, (r.flag & 2048) !== 0, where);
+  assert.equal(a.numberReads, r.flag & 1 ? 2 : 1, where);
+  if (r.flag & 1 && (r.flag & 192) === 192) assert.equal(a.readNumber, undefined, where);
+  else assert.equal(a.readNumber, r.flag & 128 ? 1 : 0, where);
+  assert.equal(a.fragmentLength, r.tlen, where);
+  if (r.flag & 4 || r.rname === '*') assert.equal(a.alignment, undefined, where);
+  else {
+    const alignment: any = {
+      position: { referenceName: r.rname, position: r.pos - 1, strand: r.flag & 16 ? 'NEG_STRAND' : 'POS_STRAND' },
+      mappingQuality: r.mapq,
+    };
+    const cigar = cigarUnits(r.cigar);
+    if (cigar.length) alignment.cigar = cigar;
+    assert.deepEqual(a.alignment, alignment, where);
+  }
+  assert.equal(a.alignedSequence, r.seq === '*' ? undefined : r.seq, where);
+  assert.deepEqual(a.alignedQuality, r.qual === '*' ? undefined : [...r.qual].map((c) => c.charCodeAt(0) - 33), where);
+  if (r.rnext === '*' || r.pnext === 0) assert.equal(a.nextMatePosition, undefined, where);
+  else {
+    assert.deepEqual(
+      a.nextMatePosition,
+      { referenceName: r.rnext === '=' ? r.rname : r.rnext, position: r.pnext - 1, strand: r.flag & 32 ? 'NEG_STRAND' : 'POS_STRAND' },
+      where,
+    );
+  }
+  assert.deepEqual(a.attributes, expectedAttributes(r.tags), where);
+  // The documented id: [dataset, "rgs", set, group, reference or "*", 0-based position, read name, flag].
+  const group = JSON.parse(Buffer.from(a.readGroupId, 'base64url').toString());
+  assert.equal(a.id, idOf(...group, r.rname, String(r.pos - 1), r.qname, String(r.flag)), where);
+}
+
+/** The RG tag of a record (undefined without one). */
+export const rgOf = (r: SamRecord) => r.tags.find((t) => t.startsWith('RG:Z:'))?.slice(5);
+
+const dir = tempDir();
+const sets = path.join(dir, 'sets');
+fs.mkdirSync(sets);
+const brca1Fasta = copyFixture('compliance/ref_brca1.fa', sets);
+const defaultFasta = copyFixture('ga4gh-server/referenceSets/Default.fa.gz', sets);
+copyFixture('ga4gh-server/referenceSets/Default.fa.gz.fai', sets);
+copyFixture('ga4gh-server/referenceSets/Default.fa.gz.gzi', sets);
+const hg19Names = copyFixture('reads/hg19-names.fa', sets);
+const files = path.join(dir, 'files');
+fs.mkdirSync(files);
+const R = 'ga4gh-server/datasets/dataset1/reads';
+for (const f of ['chr17.1-250.bam', 'chr17.1-250.bam.bai', 'wgEncodeUwRepliSeqBg02esG1bAlnRep1_sample.bam', 'wgEncodeUwRepliSeqBg02esG1bAlnRep1_sample.bam.bai']) {
+  copyFixture(`${R}/${f}`, files);
+}
+for (const f of ['brca1_HG00096.bam', 'brca1_HG00096.bam.bai', 'brca1_HG00096.cram', 'brca1_HG00096.cram.crai', 'brca1_HG00101.bam', 'brca1_HG00101.bam.bai']) {
+  copyFixture(`compliance/${f}`, files);
+}
+// The same BAM with a CSI index only.
+const csiDir = path.join(dir, 'csi');
+fs.mkdirSync(csiDir);
+copyFixture('compliance/brca1_HG00101.bam', csiDir);
+copyFixture('compliance/brca1_HG00101.bam.csi', csiDir);
+
+const brca1 = readSam(path.join(TESTDATA, 'compliance/brca1_HG00096.sam'));
+const chr17 = readSam(path.join(TESTDATA, 'reads/chr17.1-250.sam'));
+const BRCA1_GROUPS = brca1.header.filter((l) => l.startsWith('@RG')).map((l) => /\tID:([^\t]+)/.exec(l)![1]);
+const CHR17_GROUPS = chr17.header.filter((l) => l.startsWith('@RG')).map((l) => /\tID:([^\t]+)/.exec(l)![1]);
+const groupId = (set: string, group: string) => idOf('ds', 'rgs', set, group);
+const setId = (set: string) => idOf('ds', 'rgs', set);
+/** The read group id the server gives a record: its RG tag's group, or the set's first group. */
+const recordGroupId = (set: string, groups: string[], r: SamRecord) => groupId(set, groups.includes(rgOf(r) ?? '') ? rgOf(r)! : groups[0]);
+const brca1Ref = idOf('hg37', 'ref_brca1');
+
+/** Records in server order: mapped (and placed) by position in file order, then those without a position. */
+const inServerOrder = (records: SamRecord[]) => [...records.filter((r) => r.rname !== '*'), ...records.filter((r) => r.rname === '*')];
+
+for (const backend of backends) {
+  describe(`reads on ${backend.name}`, { skip: backend.skip }, () => {
+    let server: TestServer;
+    // A BAM that will be damaged after it is registered.
+    const damagedDir = path.join(dir, `damaged-${backend.name}`);
+
+    before(async () => {
+      fs.mkdirSync(damagedDir);
+      copyFixture('compliance/brca1_HG00096.bam', damagedDir);
+      copyFixture('compliance/brca1_HG00096.bam.bai', damagedDir);
+      const { location, registry } = await newRegistry(await backend.newLocation(dir));
+      await addDataset(registry, 'ds');
+      await addDataset(registry, 'other');
+      await addBiosampleFromFile(registry, 'ds', path.join(TESTDATA, 'compliance', 'biosample_HG00096.json'));
+      await loadReferenceSet(registry, brca1Fasta, { name: 'hg37' });
+      await loadReferenceSet(registry, defaultFasta, { name: 'Default' });
+      await loadReferenceSet(registry, hg19Names, { name: 'hg19names' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.bam'), { referenceset: 'hg37', biosampleId: 'HG00096' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.bam'), { referenceset: 'hg37', name: 'copy96' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.cram'), { referenceset: 'hg37', name: 'cram96' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00101.bam'), { referenceset: 'hg37', name: 'bai101' });
+      await loadReadGroupSet(registry, 'ds', path.join(csiDir, 'brca1_HG00101.bam'), { referenceset: 'hg37', name: 'csi101' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'chr17.1-250.bam'), { referenceset: 'Default', name: 'chr17' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'wgEncodeUwRepliSeqBg02esG1bAlnRep1_sample.bam'), { referenceset: 'hg19names', name: 'wg' });
+      await loadReadGroupSet(registry, 'ds', path.join(damagedDir, 'brca1_HG00096.bam'), { referenceset: 'hg37', name: 'damaged' });
+      server = await startTestServer(location);
+    });
+
+    const reads = async (request: Record<string, unknown>) => (await collectPages(server, '/reads/search', request, 'alignments')).records;
+
+    it('serves every alignment of a file once, in position order, each field as the SAM line says', async () => {
+      const all = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), pageSize: 1000 });
+      const expected = inServerOrder(brca1.records);
+      assert.equal(all.length, expected.length);
+      all.forEach((a, i) => assertAlignmentMatches(a, expected[i], recordGroupId('brca1_HG00096', BRCA1_GROUPS, expected[i])));
+      assert.equal(new Set(all.map((a) => a.id)).size, all.length, 'ids are unique');
+    });
+
+    it('serves the last alignment, unmapped reads last, and reads without qualities (chr17.1-250.bam)', async () => {
+      const request = { readGroupIds: CHR17_GROUPS.map((g) => groupId('chr17', g)) };
+      const all = await reads(request);
+      assert.equal(chr17.records.length, 15);
+      assert.equal(all.length, 15);
+      all.forEach((a, i) => assertAlignmentMatches(a, chr17.records[i], recordGroupId('chr17', CHR17_GROUPS, chr17.records[i])));
+      assert.equal(all[14].fragmentName, 'u1');
+      assert.equal(all[14].alignment, undefined);
+      assert.ok(all.some((a) => a.alignedQuality === undefined && a.alignedSequence !== undefined), 'a read without qualities');
+      // pageSize 1 through the whole reference: one alignment a page, the token gone after the last.
+      // (The reference set's chr17 is 9 bases long; the BAM's @SQ says 599: the window is given.)
+      const paged = await collectPages(server, '/reads/search', { ...request, referenceId: idOf('Default', 'chr17'), end: 599, pageSize: 1 }, 'alignments');
+      assert.equal(paged.pages, 14);
+      assert.deepEqual(paged.records, all.slice(0, 14));
+    });
+
+    it('pages the same whatever the page size', async () => {
+      const request = { readGroupIds: [groupId('brca1_HG00096', BRCA1_GROUPS[0]), groupId('brca1_HG00096', BRCA1_GROUPS[2])], referenceId: brca1Ref };
+      const big = await reads({ ...request, pageSize: 1000 });
+      for (const pageSize of [1, 7, 100]) assert.deepEqual(await reads({ ...request, pageSize }), big, `pageSize ${pageSize}`);
+    });
+
+    it('answers windows by overlap on [start, end), including reads that begin before the window', async () => {
+      const mapped = brca1.records.filter((r) => r.rname !== '*');
+      for (const [start, end] of [
+        [0, 1],
+        [1000, 1001],
+        [41_000, 41_250],
+        [41_100, 60_000],
+        [81_000, 81_188],
+      ]) {
+        const expected = mapped.filter((r) => r.pos - 1 < end && samEnd(r) > start);
+        const got = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), referenceId: brca1Ref, start, end, pageSize: 50 });
+        assert.deepEqual(got.map((a) => a.fragmentName + a.alignment?.position.position), expected.map((r) => r.qname + (r.flag & 4 ? undefined : r.pos - 1)), `[${start}, ${end})`);
+        if (start === 41_100) assert.ok(got.some((a) => a.alignment.position.position < start), 'a read that starts before the window');
+      }
+      // The window's edges: a read ending exactly at start is out, one starting at end - 1 is in.
+      const one = mapped.find((r) => !(r.flag & 4) && r.pos > 2000)!;
+      const endOf = samEnd(one);
+      const at = (start: number, end: number) =>
+        reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), referenceId: brca1Ref, start, end });
+      assert.ok(!(await at(endOf, endOf + 1)).some((a) => a.id === undefined || (a.fragmentName === one.qname && a.alignment?.position.position === one.pos - 1)));
+      assert.ok((await at(one.pos - 1, one.pos)).some((a) => a.fragmentName === one.qname && a.alignment?.position.position === one.pos - 1));
+      assert.ok((await at(endOf - 1, endOf)).some((a) => a.fragmentName === one.qname && a.alignment?.position.position === one.pos - 1));
+    });
+
+    it('merges read groups of several sets in position order, sets by name at equal positions', async () => {
+      const groups = [groupId('brca1_HG00096', 'SRR062634'), groupId('copy96', 'SRR062641'), groupId('copy96', 'SRR062634')];
+      const got = await reads({ readGroupIds: groups, referenceId: brca1Ref, pageSize: 333 });
+      const mapped = brca1.records.filter((r) => r.rname !== '*');
+      const tagged = (set: string, wanted: string[]) => mapped.filter((r) => wanted.includes(rgOf(r)!)).map((r, i) => ({ r, set, i }));
+      const expected = [...tagged('brca1_HG00096', ['SRR062634']), ...tagged('copy96', ['SRR062634', 'SRR062641'])].sort(
+        (a, b) => a.r.pos - b.r.pos || (a.set < b.set ? -1 : a.set > b.set ? 1 : a.i - b.i),
+      );
+      assert.equal(got.length, expected.length);
+      got.forEach((a, i) => assertAlignmentMatches(a, expected[i].r, groupId(expected[i].set, rgOf(expected[i].r)!)));
+      assert.deepEqual(await reads({ readGroupIds: groups, referenceId: brca1Ref, pageSize: 9 }), got);
+    });
+
+    it('gives identical answers from the CRAM made from the BAM', async () => {
+      const fromBam = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), pageSize: 500 });
+      const fromCram = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('cram96', g)), pageSize: 500 });
+      const neutral = (a: any) => ({ ...a, id: undefined, readGroupId: Buffer.from(a.readGroupId, 'base64url').toString().replace('cram96', 'brca1_HG00096') });
+      assert.equal(fromCram.length, fromBam.length);
+      assert.deepEqual(fromCram.map(neutral), fromBam.map(neutral));
+      const window = { referenceId: brca1Ref, start: 41_100, end: 43_000 };
+      const bamWindow = await reads({ readGroupIds: [groupId('brca1_HG00096', 'SRR062635')], ...window, pageSize: 3 });
+      const cramWindow = await reads({ readGroupIds: [groupId('cram96', 'SRR062635')], ...window, pageSize: 3 });
+      assert.ok(bamWindow.length > 0);
+      assert.deepEqual(cramWindow.map(neutral), bamWindow.map(neutral));
+    });
+
+    it('gives the same answers through a CSI index as through a BAI', async () => {
+      const neutral = (a: any) => ({ ...a, id: undefined, readGroupId: undefined });
+      const bai = await reads({ readGroupIds: [groupId('bai101', 'ERR229776')], referenceId: brca1Ref, start: 30_000, end: 50_000 });
+      const csi = await reads({ readGroupIds: [groupId('csi101', 'ERR229776')], referenceId: brca1Ref, start: 30_000, end: 50_000 });
+      assert.ok(bai.length > 100);
+      assert.deepEqual(csi.map(neutral), bai.map(neutral));
+    });
+
+    it('describes read group sets and read groups from the header, the index and the load options', async () => {
+      const search = await server.post('/readgroupsets/search', { datasetId: idOf('ds') });
+      assert.equal(search.status, 200);
+      const names = search.json.readGroupSets.map((s: any) => s.name);
+      assert.deepEqual(names, [...names].sort());
+      const set = search.json.readGroupSets.find((s: any) => s.name === 'brca1_HG00096');
+      const mapped = brca1.records.filter((r) => !(r.flag & 4)).length;
+      assert.deepEqual(set.stats, { alignedReadCount: mapped, unalignedReadCount: brca1.records.length - mapped });
+      assert.deepEqual(set.readGroups.map((g: any) => g.name), BRCA1_GROUPS);
+      const group = set.readGroups[0];
+      const line = brca1.header.find((l) => l.startsWith(`@RG\tID:${BRCA1_GROUPS[0]}\t`))!;
+      const tag = (key: string) => new RegExp(`\\t${key}:([^\\t]+)`).exec(line)![1];
+      assert.equal(group.id, groupId('brca1_HG00096', BRCA1_GROUPS[0]));
+      assert.equal(group.sampleName, tag('SM'));
+      assert.equal(group.description, tag('DS'));
+      assert.equal(group.predictedInsertSize, Number(tag('PI')));
+      assert.deepEqual(group.experiment, { library: tag('LB'), instrumentModel: tag('PL'), sequencingCenter: tag('CN') });
+      assert.equal(group.biosampleId, idOf('ds', 'bs', 'HG00096'));
+      assert.equal(group.referenceSetId, idOf('hg37'));
+      assert.equal(group.datasetId, idOf('ds'));
+      assert.deepEqual(group.programs.map((p: any) => p.id), brca1.header.filter((l) => l.startsWith('@PG')).map((l) => /\tID:([^\t]+)/.exec(l)![1]));
+      assert.equal(group.programs[1].prevProgramId, group.programs[0].id);
+      // Get by id equals the search result; a read group equals the one inside its set.
+      assert.deepEqual((await server.get(`/readgroupsets/${set.id}`)).json, set);
+      assert.deepEqual((await server.get(`/readgroups/${group.id}`)).json, group);
+      // CRAM indexes keep no counts: no stats. A BAM without @RG has one default read group.
+      assert.equal(search.json.readGroupSets.find((s: any) => s.name === 'cram96').stats, undefined);
+      const wg = search.json.readGroupSets.find((s: any) => s.name === 'wg');
+      assert.deepEqual(wg.readGroups.map((g: any) => g.name), ['default']);
+      const wgReads = await reads({ readGroupIds: [wg.readGroups[0].id] });
+      assert.equal(wgReads.length, 10);
+    });
+
+    it('filters read group sets by name and biosample', async () => {
+      const search = (body: object) => server.post('/readgroupsets/search', { datasetId: idOf('ds'), ...body });
+      assert.deepEqual((await search({ name: 'copy96' })).json.readGroupSets.map((s: any) => s.name), ['copy96']);
+      assert.deepEqual((await search({ name: 'nothing' })).json, { readGroupSets: [] });
+      assert.deepEqual((await search({ biosampleId: idOf('ds', 'bs', 'HG00096') })).json.readGroupSets.map((s: any) => s.name), ['brca1_HG00096']);
+      assert.deepEqual((await search({ biosampleId: idOf('other', 'bs', 'HG00096') })).json, { readGroupSets: [] });
+      const paged = await collectPages(server, '/readgroupsets/search', { datasetId: idOf('ds'), pageSize: 2 }, 'readGroupSets');
+      assert.equal(paged.records.length, 8);
+      assert.deepEqual((await server.post('/readgroupsets/search', { datasetId: idOf('other') })).json, { readGroupSets: [] });
+    });
+
+    it('refuses bad requests with 400 and unknown ids with 404, naming the field', async () => {
+      const good = groupId('brca1_HG00096', BRCA1_GROUPS[0]);
+      const cases: Array<[object, number, RegExp]> = [
+        [{ readGroupIds: [] }, 400, /readGroupIds/],
+        [{}, 400, /readGroupIds/],
+        [{ readGroupIds: [good], referenceId: brca1Ref, start: -1 }, 400, /start/],
+        [{ readGroupIds: [good], referenceId: brca1Ref, start: 10, end: 5 }, 400, /end/],
+        [{ readGroupIds: [good], start: 10 }, 400, /referenceId/],
+        [{ readGroupIds: [good], referenceId: idOf('Default', 'chr17') }, 400, /referenceId/],
+        [{ readGroupIds: [good, groupId('chr17', 'fish')] }, 400, /reference sets/],
+        [{ readGroupIds: [good], pageToken: 'nonsense' }, 400, /pageToken/],
+        [{ readGroupIds: [groupId('brca1_HG00096', 'nope')] }, 404, /readGroupIds/],
+        [{ readGroupIds: ['garbage'] }, 404, /garbage/],
+        [{ readGroupIds: [good], referenceId: idOf('hg37', 'nope') }, 404, /referenceId/],
+      ];
+      for (const [body, status, message] of cases) {
+        const r = await server.post('/reads/search', body);
+        assert.equal(r.status, status, JSON.stringify(body) + ' ' + r.text);
+        assert.match(r.json.message, message);
+        assert.deepEqual(Object.keys(r.json).sort(), ['errorCode', 'message']);
+      }
+      assert.equal((await server.get(`/readgroupsets/${setId('nope')}`)).status, 404);
+      assert.equal((await server.get(`/readgroups/${groupId('brca1_HG00096', 'nope')}`)).status, 404);
+      assert.equal((await server.get(`/readgroups/${setId('brca1_HG00096')}`)).status, 404);
+      assert.equal((await server.post('/readgroupsets/search', {})).status, 400);
+    });
+
+    it('answers 503 naming the set when its file is damaged, never a short 200', async () => {
+      const bam = path.join(damagedDir, 'brca1_HG00096.bam');
+      const bytes = fs.readFileSync(bam);
+      bytes.fill(0x55, 200, bytes.length - 100); // keep the header's first block, destroy the records
+      fs.writeFileSync(bam, bytes);
+      const r = await server.post('/reads/search', { readGroupIds: [groupId('damaged', BRCA1_GROUPS[0])], referenceId: brca1Ref, start: 40_000, end: 41_000 });
+      assert.equal(r.status, 503);
+      assert.equal(r.json.errorCode, 22);
+      assert.match(r.json.message, /'damaged'/);
+    });
+  });
+}
