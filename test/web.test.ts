@@ -15,12 +15,16 @@ import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biomet
 import { addDataset } from '../src/areas/datasets/store.js';
 import { readOboTerms } from '../src/areas/ontologies/obo.js';
 import { addOntology } from '../src/areas/ontologies/store.js';
+import { loadContinuousSet } from '../src/areas/continuous/loader.js';
+import { loadFeatureSet } from '../src/areas/features/loader.js';
 import { loadPhenotypeSet } from '../src/areas/phenotypes/loader.js';
+import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { upsertPeer } from '../src/areas/peers/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadQuantification } from '../src/areas/rna/loader.js';
 import { addQuantificationSet } from '../src/areas/rna/store.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
+import { readGffLines, wiggleValues, writeContigFasta } from './annotation-fixture.js';
 import { copyFixture, newRegistry, ROOT, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -38,6 +42,13 @@ const obo = copyFixture('compliance/so-xp-simple.obo', dir);
 const vep = copyFixture('ga4gh-server/datasets/dataset1/variants/1kg.3.annotations', dir); // VEP CSQ with SIFT and PolyPhen
 const snpEff = copyFixture('compliance/brca1_WASH7P_annotation.vcf', dir); // SnpEff ANN with HGVS
 const cgd = copyFixture('compliance/cgd', dir);
+const bam = copyFixture('compliance/brca1_HG00096.bam', dir);
+copyFixture('compliance/brca1_HG00096.bam.bai', dir);
+const gff = copyFixture('compliance/brca1_gencodev19.gff3', dir);
+const bigWig = copyFixture('ga4gh-server/datasets/dataset1/continuous/bigwig_1.bw', dir);
+const CONTINUOUS = path.join(ROOT, 'testdata', 'ga4gh-server', 'datasets', 'dataset1', 'continuous');
+// The bigWig's sequences as a reference set (the loader checks names only).
+const contigs = writeContigFasta(path.join(dir, 'contigs', 'contigs.fa'), fs.readFileSync(path.join(CONTINUOUS, 'chromSizes.txt'), 'utf8').trim().split('\n').map((l) => l.split(/\s+/)[0]));
 const SAMPLES = ['HG00096', 'HG00099', 'HG00101'];
 const metadataFile = (kind: string, sample: string) => path.join(ROOT, 'testdata', 'compliance', `${kind}_${sample}.json`);
 const fileJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -73,6 +84,16 @@ const phenotypeOf = (association: string) => objectsOf(association, 'http://purl
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 const phenotypeIris = [...new Set(associationIris.map(phenotypeOf))].sort(byteOrder);
 const labelOf = (iri: string) => objectsOf(iri, RDFS_LABEL)[0];
+/** The BAM's SAM text: header read groups and the records, in file (coordinate) order. */
+const samText = fs.readFileSync(path.join(ROOT, 'testdata', 'compliance', 'brca1_HG00096.sam'), 'utf8').split('\n').filter(Boolean);
+const samReadGroups = samText.filter((l) => l.startsWith('@RG')).map((l) => /\tID:(\S+)/.exec(l)![1]);
+const samRecords = samText.filter((l) => !l.startsWith('@')).map((l) => l.split('\t'));
+/** The reference bases a SAM CIGAR covers. */
+const cigarSpan = (cigar: string) => [...cigar.matchAll(/(\d+)([MDN=X])/g)].reduce((n, m) => n + Number(m[1]), 0);
+const gffLines = readGffLines(gff);
+const gffId = (l: { attrs: Record<string, string[]> }) => l.attrs.ID?.[0] ?? '';
+const uniqueIds = (lines: typeof gffLines) => [...new Set(lines.map(gffId))];
+const wiggle = wiggleValues(path.join(CONTINUOUS, 'wiggle.txt'));
 const cgdVersion = quads.find((q) => q.predicate.value === 'http://www.w3.org/2002/07/owl#versionInfo')!.object.value;
 
 let server: TestServer;
@@ -118,6 +139,10 @@ else describe('the web page in Chromium', () => {
     await loadVariantSet(registry, 'vep', [vep], { referenceset: 'hg37', name: 'vep', allowMissingContigs: true });
     await loadVariantSet(registry, 'vep', [snpEff], { referenceset: 'hg37', name: 'snpeff', allowMissingContigs: true });
     await loadPhenotypeSet(registry, 'demo', cgd, {});
+    await loadReadGroupSet(registry, 'demo', bam, { referenceset: 'hg37', name: 'HG00096', biosampleId: SAMPLES[0] });
+    await loadFeatureSet(registry, 'demo', gff, { referenceSet: 'hg37', ontology: 'so', name: 'gencode-brca1' });
+    await loadReferenceSet(registry, contigs, { name: 'contigs' });
+    await loadContinuousSet(registry, 'demo', bigWig, { referenceSet: 'contigs', name: 'wiggle' });
     await upsertPeer(registry, PEER, undefined, 'operator');
     server = await startTestServer(location);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
@@ -147,7 +172,7 @@ else describe('the web page in Chromium', () => {
     const size = html.text.length + Number(script.headers.get('content-length'));
     assert.match(html.headers.get('content-type') ?? '', /^text\/html/);
     assert.doesNotMatch(html.text, /https?:\/\//, 'the page names no other origin');
-    assert.ok(size < 40_000, `page and script are ${size} bytes`);
+    assert.ok(size < 45_000, `page and script are ${size} bytes`);
   });
 
   it('shows the server view: protocol version, service-info and the menu of the served areas', async () => {
@@ -156,7 +181,7 @@ else describe('the web page in Chromium', () => {
     const text = await page.textContent('main');
     assert.ok(text?.includes(info.protocolVersion));
     assert.ok(text?.includes((await api('/service-info')).id));
-    assert.deepEqual(await cellTexts('nav a'), ['Server', 'Datasets', 'References', 'Variants', 'Annotations', 'Biosamples', 'RNA', 'Phenotypes', 'Peers']);
+    assert.deepEqual(await cellTexts('nav a'), ['Server', 'Datasets', 'References', 'Variants', 'Annotations', 'Reads', 'Features', 'Continuous', 'RNA', 'Biosamples', 'Phenotypes', 'Peers']);
     await screenshot('server');
   });
 
@@ -183,7 +208,8 @@ else describe('the web page in Chromium', () => {
     await page.click('button:has-text("Show bases")');
     await page.waitForSelector('pre.bases[data-start="100"]');
     const shown = async () => (await page.textContent('pre.bases'))!.split('\n').map((l) => l.trim().split(/\s+/)[1]).join('');
-    const referenceId = (await api('/references/search', { referenceSetId: (await api('/referencesets/search', {})).referenceSets[0].id })).references[0].id;
+    const hg37 = (await api('/referencesets/search', {})).referenceSets.find((r: any) => r.name === 'hg37');
+    const referenceId = (await api('/references/search', { referenceSetId: hg37.id })).references[0].id;
     assert.equal(await shown(), (await api(`/references/${referenceId}/bases?start=100&end=220`)).sequence);
     assert.equal(await shown(), referenceBases.slice(100, 220));
     await page.click('button:has-text("Next window")');
@@ -223,7 +249,7 @@ else describe('the web page in Chromium', () => {
 
   it('shows expression levels with threshold and names filters, and a chart of the most expressed', async () => {
     await openView('rna');
-    await page.click('text=Quantifications of rnaseq');
+    await page.click('button:text-is("Open rnaseq")');
     await page.click('text=Open cufflinks-sample');
     await page.waitForSelector('svg[role=img] rect');
     const quantificationId = (await api('/rnaquantifications/search', { rnaQuantificationSetId: (await api('/rnaquantificationsets/search', {})).rnaQuantificationSets[0].id })).rnaQuantifications[0].id;
@@ -349,6 +375,9 @@ else describe('the web page in Chromium', () => {
     assert.deepEqual((await rowsOf(`RNA quantifications of ${SAMPLES[0]}`, 2)), rnaQuantifications.map((q: any) => [q.name, 'rnaseq']));
     assert.deepEqual(rnaQuantifications.map((q: any) => q.name), ['cufflinks-sample']);
     assert.deepEqual(await recordOfLink(`table:has(caption:has-text("Call sets of ${SAMPLES[0]}")) tbody a`), callSets[0]);
+    const { readGroupSets } = await api('/readgroupsets/search', { datasetId: ds, biosampleId: sample.id });
+    assert.deepEqual((await rowsOf(`Read group sets of ${SAMPLES[0]}`, 2)), readGroupSets.map((r: any) => [r.name, samReadGroups.join(', ')]));
+    assert.equal(readGroupSets.length, 1);
     await screenshot('biosamples');
 
     // The biosamples of one individual.
@@ -405,6 +434,123 @@ else describe('the web page in Chromium', () => {
     assert.ok(drugRows.every((r) => /imatinib/i.test(r[3])), 'each row names the drug among its environments');
   });
 
+  it('shows read group sets with their read groups, and a region as alignments, page by page', async () => {
+    await openView('reads');
+    await page.click('button:text-is("Open HG00096")');
+    await page.waitForSelector('form[aria-label="Alignments of HG00096"]');
+    const ds = await datasetId('demo');
+    const [set] = (await api('/readgroupsets/search', { datasetId: ds })).readGroupSets;
+    assert.deepEqual((await rowsOf('Read group sets', 4)), [[set.name, String(samReadGroups.length), String(set.stats.alignedReadCount), String(set.stats.unalignedReadCount ?? '')]]);
+    assert.equal(set.stats.alignedReadCount, samRecords.filter((r) => r[2] !== '*' && !(Number(r[1]) & 4)).length);
+    const groups = await rowsOf('Read groups of', 8);
+    assert.deepEqual(groups.map((g) => g[1]), samReadGroups);
+    assert.deepEqual(groups.map((g) => [g[2], g[4], g[5], g[6]]), set.readGroups.map((g: any) => [g.sampleName, g.experiment.library, g.experiment.instrumentModel, String(g.predictedInsertSize)]));
+    assert.deepEqual(await recordOfLink('table:has(caption:has-text("Read groups of")) tbody a'), await api(`/readgroups/${set.readGroups[0].id}`));
+    // The first page of the reference, then a region: as the SAM text has them and as the API answers.
+    const columns = (rows: string[][]) => rows.map((r) => [r[0], r[2], r[4], r[5], r[8]]);
+    const sam = (records: string[][]) => records.map((r) => [r[0], String(Number(r[3]) - 1), r[4], r[5], r[9]]);
+    await page.fill('input[name=pageSize]', '20');
+    await page.click('button:has-text("Search reads")');
+    await page.waitForSelector('caption:has-text("Alignments in ref_brca1:0-end")');
+    assert.deepEqual(columns(await rowsOf('Alignments in', 9)), sam(samRecords.filter((r) => r[2] === 'ref_brca1').slice(0, 20)));
+    const from = Number(samRecords[1000][3]) - 1;
+    const to = from + 1000;
+    await page.fill('input[name=start]', String(from));
+    await page.fill('input[name=end]', String(to));
+    await page.click('button:has-text("Search reads")');
+    await page.waitForSelector(`caption:has-text("Alignments in ref_brca1:${from}-${to}")`);
+    const overlapping = samRecords.filter((r) => r[2] === 'ref_brca1' && Number(r[3]) - 1 < to && Number(r[3]) - 1 + Math.max(1, cigarSpan(r[5])) > from);
+    assert.ok(overlapping.length > 40, `${overlapping.length} reads in the region`);
+    assert.deepEqual(columns(await rowsOf('Alignments in', 9)), sam(overlapping.slice(0, 20)));
+    const referenceId = (await api('/references/search', { referenceSetId: set.readGroups[0].referenceSetId })).references[0].id;
+    const answer = await api('/reads/search', { readGroupIds: set.readGroups.map((g: any) => g.id), referenceId, start: from, end: to, pageSize: 20 });
+    assert.deepEqual((await rowsOf('Alignments in', 9)).map((r) => [r[0], Number(r[2]), Number(r[4])]), answer.alignments.map((a: any) => [a.fragmentName, a.alignment.position.position, a.alignment.mappingQuality]));
+    await screenshot('reads');
+    await page.click('button:has-text("Next page")');
+    await page.waitForSelector('caption:has-text("page 2")');
+    assert.deepEqual(columns(await rowsOf('Alignments in', 9)), sam(overlapping.slice(20, 40)));
+    // One read group only.
+    for (const name of samReadGroups.slice(1)) await page.uncheck(`input[aria-label="Include ${name}"]`);
+    await page.click('button:has-text("Search reads")');
+    await page.waitForSelector('caption:has-text("(page 1,")');
+    const own = overlapping.filter((r) => r.some((field) => field === `RG:Z:${samReadGroups[0]}`));
+    assert.deepEqual(columns(await rowsOf('Alignments in', 9)), sam(own.slice(0, 20)));
+    assert.ok((await rowsOf('Alignments in', 2)).every((r) => r[1] === samReadGroups[0]));
+  });
+
+  it('shows feature sets, a search by region, gene symbol and type, and a feature\'s parent and children', async () => {
+    await openView('features');
+    await page.click('button:text-is("Open gencode-brca1")');
+    await page.waitForSelector('table:has(caption:has-text("Features of gencode-brca1")) tbody tr');
+    const featureSetId = (await api('/featuresets/search', { datasetId: await datasetId('demo') })).featureSets.find((s: any) => s.name === 'gencode-brca1').id;
+    // The whole set, first page: as the API lists it.
+    const listing = await api('/features/search', { featureSetId, pageSize: 20 });
+    const shown = async () => (await rowsOf('Features of', 9)).map((r) => [r[0], r[2], r[3], r[4], r[5], r[6], r[7]]);
+    const asRows = (features: any[]) => features.map((f) => [JSON.parse(Buffer.from(f.id, 'base64url').toString()).at(-1), f.geneSymbol ?? '', f.featureType?.term ?? '', f.referenceName, String(f.start), String(f.end), f.strand === 'NEG_STRAND' ? '-' : '+']);
+    assert.deepEqual(await shown(), asRows(listing.features));
+    // A gene symbol, narrowed to a region and to exons: the GFF3 lines that hold them.
+    await page.fill('input[name=geneSymbol]', 'RPL21P4');
+    await page.click('button:has-text("Search features")');
+    const rpl = gffLines.filter((l) => l.attrs.gene_name?.[0] === 'RPL21P4');
+    await page.waitForFunction((n) => [...document.querySelectorAll('caption')].some((c) => c.textContent?.includes(`${n} shown`)), uniqueIds(rpl).length);
+    assert.deepEqual((await shown()).map((r) => r[0]).sort(), uniqueIds(rpl).sort());
+    assert.ok((await shown()).every((r) => r[1] === 'RPL21P4'));
+    await page.fill('input[name=geneSymbol]', '');
+    await page.fill('input[name=referenceName]', 'ref_brca1');
+    await page.fill('input[name=start]', '35000');
+    await page.fill('input[name=end]', '35300');
+    await page.fill('input[name=featureTypes]', 'exon');
+    await page.click('button:has-text("Search features")');
+    const exons = gffLines.filter((l) => l.type === 'exon' && l.start < 35300 && l.end > 35000);
+    await page.waitForFunction((n) => [...document.querySelectorAll('caption')].some((c) => c.textContent?.includes(`${n} shown`)), uniqueIds(exons).length);
+    const exonRows = await shown();
+    assert.deepEqual(exonRows.map((r) => r[0]).sort(), uniqueIds(exons).sort());
+    assert.deepEqual(exonRows, asRows((await api('/features/search', { featureSetId, referenceName: 'ref_brca1', start: 35000, end: 35300, featureTypes: ['exon'], pageSize: 20 })).features));
+    // Parent and children: an exon's transcript, the transcript's children in the file.
+    const exon = exons[0];
+    const transcript = exon.attrs.Parent[0];
+    await page.click(`button[aria-label="Parent of ${gffId(exon)}"]`);
+    await page.waitForSelector(`caption:text-is("Feature ${transcript}")`);
+    await page.waitForSelector(`caption:has-text("Children of ${transcript}")`);
+    // The transcript's children: the file's lines naming it as parent; the first page as the API answers it.
+    const children = uniqueIds(gffLines.filter((l) => l.attrs.Parent?.[0] === transcript));
+    const transcriptRecord = await recordOfLink(`table:has(caption:text-is("Feature ${transcript}")) a`);
+    assert.deepEqual(transcriptRecord.childIds.map((id: string) => JSON.parse(Buffer.from(id, 'base64url').toString()).at(-1)), children);
+    const childRows = (await rowsOf(`Children of ${transcript}`, 1)).flat();
+    assert.equal(childRows.length, Math.min(50, children.length));
+    assert.deepEqual(childRows, asRows((await api('/features/search', { parentId: transcriptRecord.id, pageSize: 50 })).features).map((r) => r[0]));
+    await screenshot('features');
+    const gene = gffLines.find((l) => gffId(l) === transcript)!.attrs.Parent[0];
+    await page.click('button:has-text("Open the parent")');
+    await page.waitForSelector(`caption:text-is("Feature ${gene}")`);
+    const record = await recordOfLink(`table:has(caption:text-is("Feature ${gene}")) a`);
+    assert.equal(record.geneSymbol, gffLines.find((l) => gffId(l) === gene)!.attrs.gene_name[0]);
+  });
+
+  it('shows continuous sets and the values of a region as a plot and as records', async () => {
+    await openView('continuous');
+    await page.click('button:text-is("Open wiggle")');
+    await page.waitForSelector('form[aria-label="Values of wiggle"]');
+    const first = Math.min(...wiggle.keys());
+    const [from, to] = [first - 10, first - 10 + 600];
+    await page.fill('input[name=referenceName]', 'chr19');
+    await page.fill('input[name=start]', String(from));
+    await page.fill('input[name=end]', String(to));
+    await page.click('button:has-text("Show values")');
+    await page.waitForSelector('svg[role=img] rect');
+    // One bar per base with a value, as the wiggle text gives them.
+    const bars = await page.$$eval('svg[role=img] rect', (rects) => rects.map((r) => [Number(r.getAttribute('data-start')), Number(r.getAttribute('data-value'))]));
+    const expected = [...wiggle].filter(([base]) => base >= from && base < to).sort((a, b) => a[0] - b[0]);
+    assert.ok(expected.length > 5);
+    assert.deepEqual(bars, expected);
+    // The records, as the API answers them.
+    const setId = (await api('/continuoussets/search', { datasetId: await datasetId('demo') })).continuousSets[0].id;
+    const { continuous } = await api('/continuous/search', { continuousSetId: setId, referenceName: 'chr19', start: from, end: to, pageSize: 20 });
+    await page.waitForSelector('table:has(caption:has-text("Values in chr19")) tbody tr');
+    assert.deepEqual(await rowsOf('Values in chr19', 4), continuous.map((c: any) => [String(c.start), String(c.start + c.values.length), String(c.values.length), c.values.slice(0, 5).join(' ')]));
+    await screenshot('continuous');
+  });
+
   it('lists the peers', async () => {
     await openView('peers');
     await page.waitForSelector('main tbody tr');
@@ -426,7 +572,7 @@ else describe('the web page in Chromium', () => {
     assert.equal(focused, 'Datasets');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => location.hash === '#/datasets');
-    for (const view of ['references', 'variants', 'annotations', 'biosamples', 'rna', 'phenotypes']) {
+    for (const view of ['references', 'variants', 'annotations', 'reads', 'features', 'continuous', 'rna', 'biosamples', 'phenotypes']) {
       await openView(view);
       if (view === 'annotations') await page.selectOption('select[name=dataset]', { label: 'vep' });
       await page.click('main button'); // open the first set, so its forms are shown

@@ -17,6 +17,14 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
   return el;
 }
 
+/** An SVG element with attributes and, if given, its text. */
+export function svgEl(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
 let uid = 0;
 /** A control with a visible label tied to it. */
 export function labelled<T extends HTMLElement>(text: string, control: T): HTMLLabelElement {

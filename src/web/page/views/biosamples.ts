@@ -1,6 +1,6 @@
 /**
  * Individuals and biosamples of a dataset; for one biosample, its individual and what is linked to it
- * (call sets of the dataset's variant sets, RNA quantifications of its quantification sets).
+ * (call sets of the dataset's variant sets, read group sets, RNA quantifications of its quantification sets).
  */
 import type { Biosample, Ga4ghClient } from '../../../client/index.js';
 import { type Child, errorText, h, jsonLink, pagedTable, table } from '../dom.js';
@@ -24,6 +24,10 @@ async function biosamplePanel(client: Ga4ghClient, areas: string[], datasetId: s
       }
     }
   }
+  const readGroupSets: Child[][] = [];
+  if (areas.includes('reads')) {
+    for await (const s of client.searchReadGroupSets({ datasetId, biosampleId, pageSize: 1000 })) readGroupSets.push([s.name, (s.readGroups ?? []).map((g) => g.name).join(', '), jsonLink('readgroupsets', s.id ?? '')]);
+  }
   const none = [[h('span', { class: 'muted' }, 'none')]];
   return h(
     'section',
@@ -33,6 +37,7 @@ async function biosamplePanel(client: Ga4ghClient, areas: string[], datasetId: s
       ? [[individual.name, individual.description, termText(individual.species), termText(individual.sex), jsonLink('individuals', individual.id ?? '')]]
       : none),
     areas.includes('variants') ? table(`Call sets of ${sample.name}`, ['name', 'variant set', 'record'], (callSets.length ? callSets : none)) : null,
+    areas.includes('reads') ? table(`Read group sets of ${sample.name}`, ['name', 'read groups', 'record'], readGroupSets.length ? readGroupSets : none) : null,
     areas.includes('rna') ? table(`RNA quantifications of ${sample.name}`, ['name', 'quantification set', 'record'], (quantifications.length ? quantifications : none)) : null,
   );
 }

@@ -1,6 +1,6 @@
 /** Pieces several views share. */
-import type { Ga4ghClient, OntologyTerm } from '../../../client/index.js';
-import { errorText, h, labelled, selectOf } from '../dom.js';
+import type { Ga4ghClient, OntologyTerm, Paged } from '../../../client/index.js';
+import { type Child, errorText, h, jsonDetails, jsonLink, labelled, pagedTable, selectOf } from '../dom.js';
 
 /** A labelled dataset choice; calls `onChange` with the chosen id now and on every change. */
 export async function datasetPicker(client: Ga4ghClient, onChange: (datasetId: string) => void): Promise<HTMLElement> {
@@ -37,10 +37,11 @@ export const termsFrom = (text: string): OntologyTerm[] =>
     .filter(Boolean)
     .map((t) => (/^[A-Za-z][\w.-]*:\S+$/.test(t) ? { termId: t } : { term: t }));
 
-/** A button that fills `panel` with what `make` builds (or the error it meets). */
-export const openButton = (label: string, panel: HTMLElement, make: () => Promise<Node> | Node) =>
+/** A button that fills `panel` with what `make` builds (or the error it meets); `name` is its accessible name when the label is short. */
+export const openButton = (label: string, panel: HTMLElement, make: () => Promise<Node> | Node, name?: string) =>
   h('button', {
     type: 'button',
+    'aria-label': name,
     onclick: async () => {
       try {
         panel.replaceChildren(await make());
@@ -59,4 +60,40 @@ export function idNames(id: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The usual start of a view: a dataset choice, the dataset's sets in a paged table (with their JSON and
+ * an *Open* button), and the panel the button fills. Returns the three, to append in order.
+ */
+export async function setsOfDataset<Item extends { id?: string; name?: string }, Page>(
+  client: Ga4ghClient,
+  options: {
+    caption: string;
+    columns: string[];
+    search: (datasetId: string) => Paged<Item, Page>;
+    listField: keyof Page & string;
+    cells: (set: Item) => Child[];
+    /** The GET path of a set's JSON; without one, the JSON is shown in place. */
+    jsonPath?: string;
+    open: (set: Item) => Promise<Node> | Node;
+    numeric?: number[];
+  },
+): Promise<HTMLElement[]> {
+  const setsBox = h('div');
+  const panel = h('div');
+  const picker = await datasetPicker(client, (datasetId) => {
+    panel.replaceChildren();
+    setsBox.replaceChildren(
+      pagedTable(options.caption, [...options.columns, 'record', 'open'], options.search(datasetId), options.listField, (items) =>
+        items.map((s) => [
+          ...options.cells(s),
+          options.jsonPath ? jsonLink(options.jsonPath, s.id ?? '') : jsonDetails(s),
+          openButton(`Open ${s.name}`, panel, () => options.open(s)),
+        ]),
+        options.numeric,
+      ),
+    );
+  });
+  return [picker, setsBox, panel];
 }

@@ -4,13 +4,29 @@
  */
 import { annotationsView } from './annotations.js';
 import { biosamplesView } from './biosamples.js';
+import { continuousView } from './continuous.js';
 import { datasetsView } from './datasets.js';
+import { featuresView } from './features.js';
 import { peersView } from './peers.js';
 import { phenotypesView } from './phenotypes.js';
+import { readsView } from './reads.js';
 import { referencesView } from './references.js';
 import { rnaView } from './rna.js';
 import { serverView } from './server.js';
 import { variantsView } from './variants.js';
 import type { View } from './view.js';
 
-export const views: View[] = [serverView, datasetsView, referencesView, variantsView, annotationsView, biosamplesView, rnaView, phenotypesView, peersView];
+export const views: View[] = [
+  serverView,
+  datasetsView,
+  referencesView,
+  variantsView,
+  annotationsView,
+  readsView,
+  featuresView,
+  continuousView,
+  rnaView,
+  biosamplesView,
+  phenotypesView,
+  peersView,
+];

@@ -4,7 +4,7 @@
  */
 import type { EvidenceQuery, Ga4ghClient, PhenotypeAssociationSet, SearchGenotypePhenotypeRequest, SearchPhenotypesRequest } from '../../../client/index.js';
 import { h, jsonDetails, labelled, pagedTable } from '../dom.js';
-import { datasetPicker, idNames, numberInput, openButton, termsFrom, termsText, termText } from './common.js';
+import { idNames, numberInput, setsOfDataset, termsFrom, termsText, termText } from './common.js';
 import type { View } from './view.js';
 
 const listFrom = (text: string) => text.split(',').map((t) => t.trim()).filter(Boolean);
@@ -91,16 +91,16 @@ export const phenotypesView: View = {
   title: 'Phenotypes',
   area: 'phenotypes',
   async render(root, { client, areas }) {
-    const setsBox = h('div');
-    const panel = h('div');
-    const picker = await datasetPicker(client, (datasetId) => {
-      panel.replaceChildren();
-      setsBox.replaceChildren(
-        pagedTable('Phenotype association sets', ['name', 'version', 'record', 'open'], client.searchPhenotypeAssociationSets({ datasetId, pageSize: 50 }), 'phenotypeAssociationSets', (items) =>
-          items.map((s) => [s.name, ((s.info?.version as unknown[] | undefined) ?? []).join(', '), jsonDetails(s), openButton(`Open ${s.name}`, panel, () => setPanel(client, areas, s))]),
-        ),
-      );
-    });
-    root.append(h('h2', {}, 'Genotype-phenotype associations'), picker, setsBox, panel);
+    root.append(
+      h('h2', {}, 'Genotype-phenotype associations'),
+      ...(await setsOfDataset(client, {
+        caption: 'Phenotype association sets',
+        columns: ['name', 'version'],
+        search: (datasetId) => client.searchPhenotypeAssociationSets({ datasetId, pageSize: 50 }),
+        listField: 'phenotypeAssociationSets',
+        cells: (s) => [s.name, ((s.info?.version as unknown[] | undefined) ?? []).join(', ')],
+        open: (s) => setPanel(client, areas, s),
+      })),
+    );
   },
 };

@@ -2,9 +2,9 @@
  * RNA quantification sets of a dataset, their quantifications, and the expression levels of one:
  * a table (threshold, names filter, paging) and a bar chart of the most expressed features.
  */
-import type { ExpressionLevel, Ga4ghClient, RnaQuantification, SearchExpressionLevelsRequest } from '../../../client/index.js';
-import { errorText, h, jsonLink, labelled, pagedTable } from '../dom.js';
-import { datasetPicker, numberInput } from './common.js';
+import type { ExpressionLevel, Ga4ghClient, RnaQuantification, RnaQuantificationSet, SearchExpressionLevelsRequest } from '../../../client/index.js';
+import { errorText, h, jsonLink, labelled, pagedTable, svgEl } from '../dom.js';
+import { numberInput, openButton, setsOfDataset } from './common.js';
 import type { View } from './view.js';
 
 /** Bars in the chart, and how many levels are read to find them. */
@@ -12,31 +12,24 @@ export const TOP_FEATURES = 20;
 const CHART_SCAN_LIMIT = 20_000;
 
 function barChart(levels: ExpressionLevel[], units: string): SVGSVGElement {
-  const ns = 'http://www.w3.org/2000/svg';
-  const el = (tag: string, attrs: Record<string, string | number>, text?: string) => {
-    const node = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-    if (text !== undefined) node.textContent = text;
-    return node;
-  };
   const rowHeight = 18;
   const labelWidth = 190;
   const barWidth = 420;
   const max = Math.max(...levels.map((l) => l.expression ?? 0), 0) || 1;
-  const svg = el('svg', {
+  const svg = svgEl('svg', {
     width: labelWidth + barWidth + 90,
     height: levels.length * rowHeight + 4,
     role: 'img',
     'aria-label': `The ${levels.length} most expressed features`,
   }) as SVGSVGElement;
-  svg.append(el('title', {}, `The ${levels.length} most expressed features (${units})`));
+  svg.append(svgEl('title', {}, `The ${levels.length} most expressed features (${units})`));
   levels.forEach((level, i) => {
     const y = i * rowHeight + 2;
     const width = Math.max(1, ((level.expression ?? 0) / max) * barWidth);
     svg.append(
-      el('text', { x: labelWidth - 6, y: y + 12, 'text-anchor': 'end' }, level.name ?? ''),
-      el('rect', { x: labelWidth, y, width, height: rowHeight - 4, 'data-name': level.name ?? '', 'data-expression': level.expression ?? 0 }),
-      el('text', { x: labelWidth + width + 4, y: y + 12 }, String(level.expression)),
+      svgEl('text', { x: labelWidth - 6, y: y + 12, 'text-anchor': 'end' }, level.name ?? ''),
+      svgEl('rect', { x: labelWidth, y, width, height: rowHeight - 4, 'data-name': level.name ?? '', 'data-expression': level.expression ?? 0 }),
+      svgEl('text', { x: labelWidth + width + 4, y: y + 12 }, String(level.expression)),
     );
   });
   return svg;
@@ -103,32 +96,28 @@ export const rnaView: View = {
   title: 'RNA',
   area: 'rna',
   async render(root, { client }) {
-    const setsBox = h('div');
-    const quantificationsBox = h('div');
-    const panel = h('div');
-    const openSet = (id: string, name: string) => {
-      panel.replaceChildren();
-      quantificationsBox.replaceChildren(
-        pagedTable(`Quantifications of ${name}`, ['name', 'biosample', 'description', 'record', 'open'], client.searchRnaQuantifications({ rnaQuantificationSetId: id, pageSize: 50 }), 'rnaQuantifications', (items) =>
-          items.map((q) => [
-            q.name,
-            q.biosampleId,
-            q.description,
-            jsonLink('rnaquantifications', q.id ?? ''),
-            h('button', { type: 'button', onclick: () => panel.replaceChildren(expressionPanel(client, q)) }, `Open ${q.name}`),
-          ]),
+    const openSet = (set: RnaQuantificationSet) => {
+      const panel = h('div');
+      return h(
+        'div',
+        {},
+        pagedTable(`Quantifications of ${set.name}`, ['name', 'biosample', 'description', 'record', 'open'], client.searchRnaQuantifications({ rnaQuantificationSetId: set.id ?? '', pageSize: 50 }), 'rnaQuantifications', (items) =>
+          items.map((q) => [q.name, q.biosampleId, q.description, jsonLink('rnaquantifications', q.id ?? ''), openButton(`Open ${q.name}`, panel, () => expressionPanel(client, q))]),
         ),
+        panel,
       );
     };
-    const picker = await datasetPicker(client, (datasetId) => {
-      quantificationsBox.replaceChildren();
-      panel.replaceChildren();
-      setsBox.replaceChildren(
-        pagedTable('RNA quantification sets', ['name', 'record', 'open'], client.searchRnaQuantificationSets({ datasetId, pageSize: 50 }), 'rnaQuantificationSets', (items) =>
-          items.map((s) => [s.name, jsonLink('rnaquantificationsets', s.id ?? ''), h('button', { type: 'button', onclick: () => openSet(s.id ?? '', s.name ?? '') }, `Quantifications of ${s.name}`)]),
-        ),
-      );
-    });
-    root.append(h('h2', {}, 'RNA quantifications'), picker, setsBox, quantificationsBox, panel);
+    root.append(
+      h('h2', {}, 'RNA quantifications'),
+      ...(await setsOfDataset(client, {
+        caption: 'RNA quantification sets',
+        columns: ['name'],
+        search: (datasetId) => client.searchRnaQuantificationSets({ datasetId, pageSize: 50 }),
+        listField: 'rnaQuantificationSets',
+        cells: (s) => [s.name],
+        jsonPath: 'rnaquantificationsets',
+        open: openSet,
+      })),
+    );
   },
 };

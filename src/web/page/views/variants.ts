@@ -4,7 +4,7 @@
  */
 import type { Call, Ga4ghClient, SearchVariantsRequest, VariantSet } from '../../../client/index.js';
 import { errorText, h, jsonLink, labelled, pagedTable, table } from '../dom.js';
-import { datasetPicker, numberInput } from './common.js';
+import { numberInput, setsOfDataset } from './common.js';
 import type { View } from './view.js';
 
 /** The grid shows at most this many samples; larger sets are queried for their first ones only. */
@@ -134,31 +134,18 @@ export const variantsView: View = {
   title: 'Variants',
   area: 'variants',
   async render(root, { client }) {
-    const setsBox = h('div');
-    const panel = h('div');
-    const picker = await datasetPicker(client, (datasetId) => {
-      panel.replaceChildren();
-      setsBox.replaceChildren(
-        pagedTable('Variant sets', ['name', 'metadata lines', 'record', 'open'], client.searchVariantSets({ datasetId, pageSize: 50 }), 'variantSets', (items) =>
-          items.map((s) => [
-            s.name,
-            (s.metadata ?? []).length,
-            jsonLink('variantsets', s.id ?? ''),
-            h('button', {
-              type: 'button',
-              onclick: async () => {
-                try {
-                  panel.replaceChildren(await variantSetPanel(client, s));
-                } catch (e) {
-                  panel.replaceChildren(errorText(e));
-                }
-              },
-            }, `Open ${s.name}`),
-          ]),
-          [1],
-        ),
-      );
-    });
-    root.append(h('h2', {}, 'Variants'), picker, setsBox, panel);
+    root.append(
+      h('h2', {}, 'Variants'),
+      ...(await setsOfDataset(client, {
+        caption: 'Variant sets',
+        columns: ['name', 'metadata lines'],
+        search: (datasetId) => client.searchVariantSets({ datasetId, pageSize: 50 }),
+        listField: 'variantSets',
+        cells: (s) => [s.name, (s.metadata ?? []).length],
+        jsonPath: 'variantsets',
+        open: (s) => variantSetPanel(client, s),
+        numeric: [1],
+      })),
+    );
   },
 };
