@@ -77,9 +77,11 @@ ga4gh repo add-phenotypeassociationset "$REGISTRY" demo "$D/datasets/dataset1/ph
 
 # Read group sets (reads area): the compliance BRCA1 reads as BAM (and one as CRAM, decoded against hg37),
 # the reference server's small BAM with unmapped and quality-less reads, and a BAM without @RG lines.
-for sample in HG00096 HG00099 HG00101; do
+# (The compliance set's biosample file for HG00101 names its biosample HG00100, so those reads name none.)
+for sample in HG00096 HG00099; do
   ga4gh repo add-readgroupset "$REGISTRY" demo "$DEMO/compliance/brca1_$sample.bam" --referenceset hg37 --biosample-id "$sample"
 done
+ga4gh repo add-readgroupset "$REGISTRY" demo "$DEMO/compliance/brca1_HG00101.bam" --referenceset hg37
 ga4gh repo add-readgroupset "$REGISTRY" demo "$DEMO/compliance/brca1_HG00096.cram" --referenceset hg37 --name brca1_HG00096_cram
 ga4gh repo add-readgroupset "$REGISTRY" demo "$D/datasets/dataset1/reads/chr17.1-250.bam" --referenceset Default
 ga4gh repo add-referenceset "$REGISTRY" "$DEMO/reads/hg19-names.fa" --name hg19-names \

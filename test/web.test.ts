@@ -532,17 +532,40 @@ else describe('the web page in Chromium', () => {
     await page.click('button:text-is("Open wiggle")');
     await page.waitForSelector('form[aria-label="Values of wiggle"]');
     const first = Math.min(...wiggle.keys());
+    const barsShown = () => page.$$eval('svg[role=img] rect', (rects) => rects.map((r) => [Number(r.getAttribute('data-start')), Number(r.getAttribute('data-value'))]));
+    const wiggleIn = (from: number, to: number) => [...wiggle].filter(([base]) => base >= from && base < to).sort((a, b) => a[0] - b[0]);
+    // The first values of the set, found by the page (the API lists no sequences of a continuous set).
+    await page.click('button:has-text("Go to the first values")');
+    await page.waitForSelector(`caption:has-text("Values in chr19:${first}-${first + 800}")`);
+    await page.waitForSelector(`svg[aria-label^="Values from ${first} to ${first + 800}"]`);
+    assert.deepEqual(await barsShown(), wiggleIn(first, first + 800));
     const [from, to] = [first - 10, first - 10 + 600];
     await page.fill('input[name=referenceName]', 'chr19');
     await page.fill('input[name=start]', String(from));
     await page.fill('input[name=end]', String(to));
     await page.click('button:has-text("Show values")');
-    await page.waitForSelector('svg[role=img] rect');
+    await page.waitForSelector(`caption:has-text("Values in chr19:${from}-${to}")`);
+    await page.waitForSelector(`svg[aria-label^="Values from ${from} to ${to}"]`);
     // One bar per base with a value, as the wiggle text gives them.
-    const bars = await page.$$eval('svg[role=img] rect', (rects) => rects.map((r) => [Number(r.getAttribute('data-start')), Number(r.getAttribute('data-value'))]));
-    const expected = [...wiggle].filter(([base]) => base >= from && base < to).sort((a, b) => a[0] - b[0]);
+    const expected = wiggleIn(from, to);
     assert.ok(expected.length > 5);
-    assert.deepEqual(bars, expected);
+    assert.deepEqual(await barsShown(), expected);
+    // A longer region: each of the 800 bars is the largest value of its bases.
+    const [wideFrom, wideTo] = [first, first + 8000];
+    await page.fill('input[name=start]', String(wideFrom));
+    await page.fill('input[name=end]', String(wideTo));
+    await page.click('button:has-text("Show values")');
+    await page.waitForSelector(`svg[aria-label^="Values from ${wideFrom} to ${wideTo}"]`);
+    const bins = new Map<number, number>();
+    for (const [base, value] of wiggleIn(wideFrom, wideTo)) {
+      const bin = Math.floor((base - wideFrom) / 10);
+      bins.set(bin, Math.max(bins.get(bin) ?? -Infinity, value));
+    }
+    assert.deepEqual(await barsShown(), [...bins].map(([bin, value]) => [wideFrom + bin * 10, value]));
+    await page.fill('input[name=start]', String(from));
+    await page.fill('input[name=end]', String(to));
+    await page.click('button:has-text("Show values")');
+    await page.waitForSelector(`svg[aria-label^="Values from ${from} to ${to}"]`);
     // The records, as the API answers them.
     const setId = (await api('/continuoussets/search', { datasetId: await datasetId('demo') })).continuousSets[0].id;
     const { continuous } = await api('/continuous/search', { continuousSetId: setId, referenceName: 'chr19', start: from, end: to, pageSize: 20 });

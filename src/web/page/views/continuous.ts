@@ -9,6 +9,8 @@ import type { View } from './view.js';
 
 /** The plot's width in bins: up to this many bases, one bin per base; above, each bin shows its largest value. */
 export const PLOT_BINS = 800;
+/** *Go to the first values* asks at most this many references. */
+const FIRST_VALUES_PROBES = 100;
 /** A plot reads at most this many bases' values. */
 const PLOT_LIMIT = 1_000_000;
 
@@ -68,7 +70,20 @@ async function continuousPanel(client: Ga4ghClient, set: ContinuousSet): Promise
     start.field,
     end.field,
     h('button', { type: 'submit' }, 'Show values'),
+    h('button', { type: 'button', onclick: () => firstValues().catch((e) => plotBox.replaceChildren(errorText(e))) }, 'Go to the first values'),
   );
+  /** The API lists no sequences of a set: ask each reference of its reference set for one record, in order. */
+  const firstValues = async () => {
+    for (const r of references.slice(0, FIRST_VALUES_PROBES)) {
+      const [first] = (await client.searchContinuous({ continuousSetId: set.id ?? '', referenceName: r.name ?? '', start: 0, end: 2 ** 40, pageSize: 1 }).page()).continuous;
+      if (!first) continue;
+      referenceName.value = r.name ?? '';
+      start.input.value = String(first.start ?? 0);
+      end.input.value = String((first.start ?? 0) + PLOT_BINS);
+      return show();
+    }
+    plotBox.replaceChildren(h('p', { class: 'muted' }, `No values on the first ${FIRST_VALUES_PROBES} references.`));
+  };
   return h('section', {}, h('h3', {}, `Continuous set ${set.name}`), form, plotBox, results);
 }
 
