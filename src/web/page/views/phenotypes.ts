@@ -9,7 +9,7 @@ import type { View } from './view.js';
 
 const listFrom = (text: string) => text.split(',').map((t) => t.trim()).filter(Boolean);
 
-function setPanel(client: Ga4ghClient, areas: string[], set: PhenotypeAssociationSet): HTMLElement {
+function setPanel(client: Ga4ghClient, set: PhenotypeAssociationSet): HTMLElement {
   const phenotypeAssociationSetId = set.id ?? '';
   // Phenotypes
   const description = h('input', { name: 'description', placeholder: 'e.g. carcinoma' });
@@ -52,9 +52,8 @@ function setPanel(client: Ga4ghClient, areas: string[], set: PhenotypeAssociatio
         items.map((a) => [
           a.phenotype?.description ?? termText(a.phenotype?.type),
           h('span', {}, ...(a.featureIds ?? []).flatMap((id, i) => {
-            const name = idNames(id).at(-1) ?? id;
-            // Features link to their record where the server serves them.
-            const shown = areas.includes('features') ? h('a', { href: `features/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener' }, name) : h('span', { title: id }, name);
+            // The feature's IRI; no link, since the features area does not serve the associations' features (yet).
+            const shown = h('span', { title: id }, idNames(id).at(-1) ?? id);
             return i ? [', ', shown] : [shown];
           })),
           termsText((a.evidence ?? []).map((e) => e.evidenceType ?? { term: e.description })),
@@ -90,7 +89,7 @@ export const phenotypesView: View = {
   id: 'phenotypes',
   title: 'Phenotypes',
   area: 'phenotypes',
-  async render(root, { client, areas }) {
+  async render(root, { client }) {
     root.append(
       h('h2', {}, 'Genotype-phenotype associations'),
       ...(await setsOfDataset(client, {
@@ -99,7 +98,7 @@ export const phenotypesView: View = {
         search: (datasetId) => client.searchPhenotypeAssociationSets({ datasetId, pageSize: 50 }),
         listField: 'phenotypeAssociationSets',
         cells: (s) => [s.name, ((s.info?.version as unknown[] | undefined) ?? []).join(', ')],
-        open: (s) => setPanel(client, areas, s),
+        open: (s) => setPanel(client, s),
       })),
     );
   },
