@@ -1,4 +1,5 @@
 /** Settings of a running server, with the defaults `ga4gh serve` starts from. */
+import { defaultCompression, type CompressionSettings } from './http/compression.js';
 import { defaultPagingLimits, type PagingLimits } from './protocol/paging.js';
 import type { NamingForm } from './protocol/schema.js';
 
@@ -18,6 +19,8 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
+  /** Content-Encoding of large JSON replies, negotiated from Accept-Encoding. */
+  compression: CompressionSettings;
   /** Every `ga4gh serve` option by its camelCase name, including the ones areas add (e.g. peerPolicy). */
   options: Record<string, unknown>;
 }
@@ -36,6 +39,7 @@ export function defaultServerConfig(): ServerConfig {
     bodyLimit: 1024 * 1024,
     cors: true,
     accessLog: false,
+    compression: defaultCompression(),
     options: {},
   };
 }

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
+import { chooseCoding, ReplyEncoder } from './compression.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -132,42 +133,22 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
     res.end(body);
   }
 
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<void> {
+  async function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<void> {
+    // Content-Encoding is negotiated here and applied by the encoder (./compression.ts).
+    const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
+    const body = new ReplyEncoder(res, coding, config.compression);
+    const headers = { 'content-type': JSON_TYPE };
     switch (reply.kind) {
       case 'record':
-        return send(res, 200, writeRecord(reply.desc, reply.value, form));
+        return body.whole(200, headers, [writeRecord(reply.desc, reply.value, form)]);
       case 'page':
-        return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
-      case 'bytes': {
-        const chunks = reply.chunks(form);
-        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': chunks.reduce((n, c) => n + c.length, 0) });
-        res.cork(); // one write to the socket for all the pieces
-        for (const chunk of chunks) res.write(chunk);
-        res.end();
-        return;
-      }
+        return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
+      case 'bytes':
+        return body.whole(200, headers, reply.chunks(form));
       case 'stream': {
-        res.writeHead(200, { 'content-type': JSON_TYPE });
-        await reply.write(
-          {
-            write: (chunk) => {
-              if (res.destroyed) return; // the client went away: nothing to wait for
-              if (res.write(chunk)) return;
-              // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
-              return new Promise<void>((resolve) => {
-                const done = () => {
-                  res.off('drain', done);
-                  res.off('close', done);
-                  resolve();
-                };
-                res.on('drain', done);
-                res.on('close', done);
-              });
-            },
-          },
-          form,
-        );
-        res.end();
+        const sink = body.stream(200, headers);
+        await reply.write(sink, form);
+        await sink.end();
       }
     }
   }
@@ -225,7 +206,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         if (!config.forceForm) form = parsed.form;
       }
       const reply = await route.handle({ params, body, form, remote });
-      await writeReply(res, reply, form);
+      await writeReply(req, res, reply, form);
     } catch (err) {
       const error =
         err instanceof GAException ? err : new GAException('internal', 'internal server error; the fault is logged');
