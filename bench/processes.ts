@@ -1,6 +1,7 @@
 /**
  * The processes the bench measures: `ga4gh serve` (optionally under --cpu-prof), the bare node:http
- * baseline server, and the memory of a process read from /proc.
+ * baseline servers (P3's fixed answer, P1's replay of recorded pages), and the memory of a process
+ * read from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -75,6 +76,11 @@ export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
 /** The platform's ceiling for P3: bench/bare-server.ts in its own process. */
 export function startBareServer(logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);
+}
+
+/** P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process. */
+export function startReplayServer(pagesDir: string, logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir], /listening at (http:\/\/\S+)/, logFile);
 }
 
 /** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */
