@@ -79,8 +79,8 @@ export function startBareServer(logFile: string): Promise<RunningServer> {
 }
 
 /** P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process. */
-export function startReplayServer(pagesDir: string, logFile: string): Promise<RunningServer> {
-  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir], /listening at (http:\/\/\S+)/, logFile);
+export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'compressing', logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir, mode], /listening at (http:\/\/\S+)/, logFile);
 }
 
 /** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */

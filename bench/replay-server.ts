@@ -1,17 +1,29 @@
 /**
  * P1's baseline: a bare node:http server replaying variant pages the project served (recorded by the
- * bench, `page-N.json` in the folder given as argument, with `.gz` and `.br` beside each, compressed
- * ahead of time). It does no work but sending bytes: the limit of what moving those bytes to the
- * bench's client allows on this machine. Each connection gets the recorded pages in order, from the
- * first again when a request carries no pageToken; the bench stops after as many pages as the
- * project's pass took. Prints its URL, like `ga4gh serve`, and stops on SIGTERM.
+ * bench, `page-N.json` in the folder given as first argument, with `.gz` and `.br` beside each,
+ * compressed ahead of time with the server's default settings). Each connection gets the recorded
+ * pages in order, from the first again when a request carries no pageToken; the bench stops after as
+ * many pages as the project's pass took. Prints its URL, like `ga4gh serve`, and stops on SIGTERM.
+ *
+ * Second argument, what a compressed page costs it:
+ * - `precompressed`: it sends the bytes compressed ahead of time, doing no work but sending bytes:
+ *   the limit of moving those bytes to the bench's client on this machine;
+ * - `compressing`: it compresses each page as it sends it, with the same settings and the same
+ *   means as the project (zlib streams on the thread pool, 1 MB pieces): the limit for any server
+ *   that must compress what it sends.
+ * Uncompressed pages are sent as they are in both modes.
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
+import zlib from 'node:zlib';
+import { defaultCompression } from '../src/http/compression.js';
 
 const dir = process.argv[2];
+const mode = process.argv[3];
+if (mode !== 'precompressed' && mode !== 'compressing') throw new Error(`mode must be precompressed or compressing, not ${mode}`);
+const settings = defaultCompression();
 const names = fs
   .readdirSync(dir)
   .filter((n) => /^page-\d+\.json$/.test(n))
@@ -26,6 +38,24 @@ if (!pages.length) throw new Error(`no recorded pages in ${dir}`);
 const next = new WeakMap<Socket, number>();
 const PAGE_TOKEN = Buffer.from('"pageToken"');
 
+const PIECE = 1 << 20;
+
+async function compressInto(res: http.ServerResponse, body: Buffer, coding: 'gzip' | 'br'): Promise<void> {
+  const stream = { chunkSize: 64 * 1024, writableHighWaterMark: 2 * PIECE };
+  const zip =
+    coding === 'gzip'
+      ? zlib.createGzip({ ...stream, level: settings.gzipLevel })
+      : zlib.createBrotliCompress({
+          ...stream,
+          params: { [zlib.constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT },
+        });
+  zip.pipe(res);
+  for (let at = 0; at < body.length; at += PIECE) {
+    if (!zip.write(body.subarray(at, at + PIECE))) await new Promise((resolve) => zip.once('drain', resolve));
+  }
+  zip.end();
+}
+
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
@@ -37,11 +67,16 @@ const server = http.createServer((req, res) => {
     // The bench's client asks for one coding at a time.
     const accept = req.headers['accept-encoding'] ?? '';
     const coding = accept.includes('br') ? 'br' : accept.includes('gzip') ? 'gzip' : 'identity';
-    const body = page[coding];
-    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length };
-    if (coding !== 'identity') headers['content-encoding'] = coding;
-    res.writeHead(200, headers);
-    res.end(body);
+    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json; charset=utf-8' };
+    if (coding === 'identity' || mode === 'precompressed') {
+      const body = page[coding];
+      if (coding !== 'identity') headers['content-encoding'] = coding;
+      res.writeHead(200, { ...headers, 'content-length': body.length });
+      res.end(body);
+      return;
+    }
+    res.writeHead(200, { ...headers, 'content-encoding': coding });
+    void compressInto(res, page.identity, coding);
   });
 });
 server.keepAliveTimeout = 65_000;

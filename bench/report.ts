@@ -64,7 +64,9 @@ export function formatTable(figures: Figure[], withTargets: boolean): string {
             ? ` (${Number(d.wireBytesPerCall).toFixed(2)} B/call on the wire, server CPU ${Number(d.serverCpuSeconds).toFixed(1)} s` +
               (d.replayScaling !== undefined
                 ? `; replay ${number(Number(d.replayCallsPerSecond))} calls/s, ${Number(d.replayScaling).toFixed(2)}x its 1 client)`
-                : ')')
+                : d.ratioToPrecompressed !== undefined
+                  ? `; replay of precompressed bytes ${number(Number(d.precompressedReplayCallsPerSecond))} calls/s, ratio ${Number(d.ratioToPrecompressed).toFixed(2)})`
+                  : ')')
             : '';
     return [
       f.part,

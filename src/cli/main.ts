@@ -121,7 +121,7 @@ function serveCommand(program: Command): void {
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
     .option('--access-log', 'log one line per request to standard error')
-    .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:4,gzip:1), or off', formatCompressionOption(defaults.compression))
+    .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
     .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold);
   for (const area of areas) area.serveOptions?.(serve);
   serve.action(

@@ -6,10 +6,11 @@
  * the last piece is being compressed. Streamed replies stay streamed: each piece of a variant page is
  * handed to the compressor as it is written, with backpressure from the socket.
  *
- * Measured on a variant page of 2,504-sample GT-only calls (8 MB, bench data): gzip level 1 makes it
- * 17x smaller at ~700 MB/s, level 6 only 18.5x at ~330 MB/s (its 32 KB window cannot see the previous
- * variant's calls, ~280 KB back); brotli's 4 MB window sees them: quality 4 makes it ~130x smaller at
- * ~420 MB/s. Hence brotli first when the client takes it, gzip level 1 otherwise.
+ * Measured on a variant page of 2,504-sample GT-only calls (8 MB, bench data, MB per CPU second):
+ * gzip level 1 makes it 17x smaller at ~680 MB/s, level 6 only 19x at ~310 MB/s (its 32 KB window
+ * cannot see the previous variant's calls, ~280 KB back); brotli's 4 MB window sees them: quality 3
+ * makes it 100x smaller at ~610 MB/s, the cost of gzip level 1 (quality 4: 128x at ~400 MB/s).
+ * Hence brotli quality 3 first when the client takes it, gzip level 1 otherwise.
  */
 import type http from 'node:http';
 import { promisify } from 'node:util';
@@ -31,13 +32,13 @@ export interface CompressionSettings {
 export const defaultCompression = (): CompressionSettings => ({
   codings: ['br', 'gzip'],
   gzipLevel: 1,
-  brotliQuality: 4,
+  brotliQuality: 3,
   threshold: 16 * 1024,
 });
 
 /**
  * Reads `--compression` text: `off`, or codings in order of preference, each with an optional level,
- * e.g. `br:4,gzip:1`, `gzip`, `gzip:6`. Throws a one-line message naming what is wrong.
+ * e.g. `br:3,gzip:1`, `gzip`, `gzip:6`. Throws a one-line message naming what is wrong.
  */
 export function parseCompressionOption(text: string, base: CompressionSettings): CompressionSettings {
   const value = text.trim().toLowerCase();
@@ -45,7 +46,7 @@ export function parseCompressionOption(text: string, base: CompressionSettings):
   const settings: CompressionSettings = { ...base, codings: [] };
   for (const item of value.split(',')) {
     const m = /^\s*(br|gzip)(?::(\d+))?\s*$/.exec(item);
-    if (!m) throw new Error(`--compression takes off, or codings br and gzip with an optional level (br:4,gzip:1), not '${text}'`);
+    if (!m) throw new Error(`--compression takes off, or codings br and gzip with an optional level (br:3,gzip:1), not '${text}'`);
     const coding = m[1] as Coding;
     if (settings.codings.includes(coding)) throw new Error(`--compression names ${coding} twice`);
     settings.codings.push(coding);
@@ -62,7 +63,7 @@ export function parseCompressionOption(text: string, base: CompressionSettings):
   return settings;
 }
 
-/** Settings as `--compression` text: `br:4,gzip:1`, or `off`. */
+/** Settings as `--compression` text: `br:3,gzip:1`, or `off`. */
 export function formatCompressionOption(settings: CompressionSettings): string {
   if (!settings.codings.length) return 'off';
   return settings.codings.map((c) => `${c}:${c === 'gzip' ? settings.gzipLevel : settings.brotliQuality}`).join(',');
