@@ -19,6 +19,8 @@ export type Coding = 'identity' | 'gzip' | 'br';
 /** The codings measured with several clients: none, and what R's and Python's clients ask for. */
 const CONCURRENT_CODINGS: Coding[] = ['identity', 'gzip'];
 const CLIENT_COUNTS = [2, 4];
+/** Rounds of project and replay passes per coding; the round of median ratio is shown. */
+const ROUNDS = 3;
 /** Pages kept for the replay: enough to be representative, few enough to sit in memory. */
 const RECORDED_BYTES = 64 * 1024 * 1024;
 const MB = 1024 * 1024;
@@ -291,7 +293,7 @@ export async function measureVariants(ctx: Context, wantP1: boolean, wantP5: boo
 /**
  * The project against the replay of its own pages, per coding: a project pass, then the replay
  * compressing as it sends, then the replay of bytes compressed ahead of time (uncompressed: the one
- * replay), twice, keeping the round of (lower) median ratio. Then the bytes on the wire per call, and
+ * replay), in ROUNDS rounds, keeping the round of median ratio. Then the bytes on the wire per call, and
  * 2 and 4 clients at once against one.
  */
 async function againstReplay(ctx: Context, recorded: RecordedPage[], identityPass: Pass, codings: Coding[]): Promise<Figure[]> {
@@ -311,9 +313,9 @@ async function againstReplay(ctx: Context, recorded: RecordedPage[], identityPas
     const pages = identityPass.pages;
     for (const replay of [precompressed, compressing]) await replayPass(ctx, replay, recorded, Math.min(pages, 2), 'gzip'); // warm-up
     for (const coding of codings) {
-      ctx.log(`P1: pageSize 1000, ${coding}: the project and the replay of its pages, twice each`);
+      ctx.log(`P1: pageSize 1000, ${coding}: the project and the replay of its pages, ${ROUNDS} rounds`);
       const rounds: Round[] = [];
-      for (let i = 0; i < 2; i++) {
+      for (let i = 0; i < ROUNDS; i++) {
         const project = coding === 'identity' && i === 0 ? identityPass : await projectPass(ctx, { pageSize: 1000, coding });
         const replay = await replayPass(ctx, coding === 'identity' ? precompressed : compressing, recorded, pages, coding);
         const limit = coding === 'identity' ? replay : await replayPass(ctx, precompressed, recorded, pages, coding);
