@@ -1,4 +1,5 @@
 /** Settings of a running server, with the defaults `ga4gh serve` starts from. */
+import { defaultCompression, type CompressionSettings } from './http/compression.js';
 import { defaultPagingLimits, type PagingLimits } from './protocol/paging.js';
 import type { NamingForm } from './protocol/schema.js';
 
@@ -20,6 +21,8 @@ export interface ServerConfig {
   accessLog: boolean;
   /** What one client, or many, may take of the server (README, "Serving"). */
   limits: ServerLimits;
+  /** Content-Encoding of large JSON replies, negotiated from Accept-Encoding. */
+  compression: CompressionSettings;
   /** Every `ga4gh serve` option by its camelCase name, including the ones areas add (e.g. peerPolicy). */
   options: Record<string, unknown>;
 }
@@ -77,6 +80,7 @@ export function defaultServerConfig(): ServerConfig {
     cors: true,
     accessLog: false,
     limits: defaultServerLimits(),
+    compression: defaultCompression(),
     options: {},
   };
 }

@@ -4,6 +4,7 @@ import { startServer } from '../app.js';
 import { allMigrations, areas, type CommandContext } from '../areas/index.js';
 import type { InventoryValue } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
+import { formatCompressionOption, parseCompressionOption, type CompressionSettings } from '../http/compression.js';
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
@@ -111,6 +112,14 @@ function repoCommands(program: Command): void {
   for (const area of areas) area.commands(repo, cli);
 }
 
+function compressionOf(text: string, threshold: number, defaults: ServerConfig): CompressionSettings {
+  try {
+    return { ...parseCompressionOption(text, defaults.compression), threshold };
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+}
+
 function serveCommand(program: Command): void {
   const defaults = defaultServerConfig();
   const serve = program
@@ -127,7 +136,9 @@ function serveCommand(program: Command): void {
     .option('--body-limit <bytes>', 'largest request body accepted', integerAtLeast(1), defaults.bodyLimit)
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
-    .option('--access-log', 'log one line per request to standard error');
+    .option('--access-log', 'log one line per request to standard error')
+    .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
+    .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold);
   for (const area of areas) area.serveOptions?.(serve);
   serve.action(
       action(async (location: string, opts: Record<string, any>) => {
@@ -145,6 +156,7 @@ function serveCommand(program: Command): void {
           cors: opts.cors,
           forceForm: opts.naming,
           accessLog: Boolean(opts.accessLog),
+          compression: compressionOf(opts.compression, opts.compressionThreshold, defaults),
           options: opts,
         };
         let server;

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
+import { chooseCoding, ReplyEncoder } from './compression.js';
 import { answerClientErrors, nestsDeeperThan } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -113,57 +114,28 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
     return size;
   }
 
-  /** Writes a reply; returns the body's size in bytes. */
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
+  /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
+  async function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
+    // Content-Encoding is negotiated here and applied by the encoder (./compression.ts).
+    const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
+    const body = new ReplyEncoder(res, coding, config.compression);
+    const headers = { 'content-type': JSON_TYPE };
     switch (reply.kind) {
       case 'record':
-        return send(res, 200, writeRecord(reply.desc, reply.value, form));
+        return body.whole(200, headers, [writeRecord(reply.desc, reply.value, form)]);
       case 'page':
-        return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
-      case 'bytes': {
-        const chunks = reply.chunks(form);
-        const size = chunks.reduce((n, c) => n + c.length, 0);
-        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': size });
-        res.cork(); // one write to the socket for all the pieces
-        for (const chunk of chunks) res.write(chunk);
-        res.end();
-        return size;
-      }
+        return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
+      case 'bytes':
+        return body.whole(200, headers, reply.chunks(form));
       case 'content': {
-        const headers: http.OutgoingHttpHeaders = { 'content-type': reply.contentType, 'content-length': reply.body.length };
-        if (reply.cacheControl) headers['cache-control'] = reply.cacheControl;
-        res.writeHead(200, headers);
-        res.end(reply.body);
-        return reply.body.length;
+        const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
+        if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
+        return body.whole(200, contentHeaders, [reply.body]);
       }
       case 'stream': {
-        // The status goes out with the first chunk, so a stream that fails before writing anything
-        // (a damaged file found while a page is held) still answers with its own error status.
-        let size = 0;
-        await reply.write(
-          {
-            write: (chunk) => {
-              if (!res.headersSent) res.writeHead(200, { 'content-type': JSON_TYPE });
-              size += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-              if (res.destroyed) return; // the client went away: nothing to wait for
-              if (res.write(chunk)) return;
-              // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
-              return new Promise<void>((resolve) => {
-                const done = () => {
-                  res.off('drain', done);
-                  res.off('close', done);
-                  resolve();
-                };
-                res.on('drain', done);
-                res.on('close', done);
-              });
-            },
-          },
-          form,
-        );
-        if (!res.headersSent) res.writeHead(200, { 'content-type': JSON_TYPE });
-        res.end();
-        return size;
+        const sink = body.stream(200, headers);
+        await reply.write(sink, form);
+        return sink.end();
       }
     }
   }
@@ -233,7 +205,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         if (!config.forceForm) form = parsed.form;
       }
       const reply = await route.handle({ params, body, form, remote });
-      bytes = await writeReply(res, reply, form);
+      bytes = await writeReply(req, res, reply, form);
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
