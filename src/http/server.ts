@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
+import { TemporarilyUnavailable } from '../unavailable.js';
 import { answerClientErrors, nestsDeeperThan } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -245,8 +246,12 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         return;
       }
       const error =
-        err instanceof GAException ? err : new GAException('internal', 'internal server error; the fault is logged');
-      if (!(err instanceof GAException)) console.error(`internal error on ${req.method} ${req.url}:`, err);
+        err instanceof GAException
+          ? err
+          : err instanceof TemporarilyUnavailable
+            ? GAException.retryLater('unavailable', err.message, err.retryAfterSeconds)
+            : new GAException('internal', 'internal server error; the fault is logged');
+      if (!(err instanceof GAException) && !(err instanceof TemporarilyUnavailable)) console.error(`internal error on ${req.method} ${req.url}:`, err);
       if (res.headersSent) res.destroy();
       else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
