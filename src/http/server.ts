@@ -11,7 +11,7 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { answerClientErrors, nestsDeeperThan } from './limits.js';
+import { answerClientErrors, capConnections, nestsDeeperThan, TokenBuckets } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -134,6 +134,8 @@ function queryObject(query: string): Record<string, string> {
 
 export function createHttpHandler(routes: Route[], config: ServerConfig) {
   const router = buildRouter(routes);
+  const { ratePerSecond, rateBurst } = config.limits;
+  const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
   function send(res: http.ServerResponse, status: number, body: string) {
     res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) });
@@ -195,6 +197,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
         throw new GAException('invalidRequest', 'an HTTP/1.1 request must have a Host header');
       }
+      const address = req.socket.remoteAddress ?? '';
+      if (rate && !rate.take(address)) {
+        throw GAException.retryLater('tooManyRequests', `more than ${ratePerSecond} requests a second from ${address}`, rate.secondsUntilNext(address));
+      }
       if (method === 'OPTIONS' && config.cors) {
         res.writeHead(204, {
           'access-control-allow-methods': 'GET, POST, OPTIONS',
@@ -211,7 +217,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
-      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '') };
+      const remote = { address, userAgent: String(req.headers['user-agent'] ?? '') };
       let input: unknown = {};
       if (method === 'POST') {
         try {
@@ -275,11 +281,18 @@ export function startHttpServer(routes: Route[], config: ServerConfig): Promise<
       maxHeaderSize: limits.maxHeaderBytes,
       // Checked by the handler instead, so that the answer is a JSON error like every other.
       requireHostHeader: false,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // How often the two timeouts above are checked (Node's default, 30 s, would stretch them).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
     },
     (req, res) => void handler(req, res),
   );
-  answerClientErrors(server, config.forceForm ?? 'camel', limits.maxHeaderBytes);
-  server.keepAliveTimeout = 5000;
+  const form = config.forceForm ?? 'camel';
+  answerClientErrors(server, form, limits.maxHeaderBytes);
+  capConnections(server, limits.maxConnections, form);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.setTimeout(limits.idleTimeoutMs); // sockets idle this long are closed
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
