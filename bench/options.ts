@@ -25,10 +25,12 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --samples N           samples of the cohort (BENCH_SAMPLES, default 2504)
   --reference-length N  bases of the reference contig (BENCH_REFERENCE_LENGTH, default 20M)
   --rna-rows N          rows of the RNA quantification (BENCH_RNA_ROWS, default 1M)
-  --duration S          seconds of each autocannon run in P3 (BENCH_DURATION, default 5)
+  --duration S          seconds of each autocannon run in P3, and P6 makes 40 probes a second of it
+                        (BENCH_DURATION, default 5)
   --deep-pages N        pages of 100 followed to reach P4's deep page (BENCH_DEEP_PAGES, default 2000)
   --repetitions N       timed repetitions of single requests and baseline commands (BENCH_REPETITIONS, default 5)
-  --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass)
+  --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
+                        P6 is GET /info on fresh connections while 4 clients page through every call)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
   --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: generates deterministic data, loads it through the CLI, starts `ga4gh serve` in
- * its own process and measures P1–P5 of issue 6, each beside a baseline, then prints one table and
- * writes the same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
+ * its own process and measures P1–P5 of issue 6 and P6 of issue 11, each beside a baseline, then
+ * prints one table and writes the same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +13,7 @@ import { parseOptions, UsageError } from './options.js';
 import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests, measureVariants } from './parts.js';
 import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
 import { formatSummary, summarizeFile } from './profile-top.js';
+import { measureResponsiveness } from './responsiveness.js';
 import { type Figure, formatTable, type Part } from './report.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -61,7 +62,7 @@ function threadProfiles(dir: string): string[] {
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const wants = (p: Part) => options.parts.has(p);
-  const needVariants = wants('P1') || wants('P3') || wants('P5');
+  const needVariants = wants('P1') || wants('P3') || wants('P5') || wants('P6');
   const needRna = wants('P4');
   const resultsDir = path.dirname(options.out);
   const profileDir = path.join(resultsDir, 'profiles');
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
     { part: 'P2', when: wants('P2'), run: measureBases },
     { part: 'P3', when: wants('P3'), run: measureSmallRequests },
     { part: 'P4', when: wants('P4'), run: measureExpression },
+    { part: 'P6', when: wants('P6'), run: measureResponsiveness },
   ];
   const figures: Figure[] = [];
   const profiles: string[] = [];

@@ -34,12 +34,12 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 180_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['P1', 'P2', 'P3', 'P4', 'P5']);
+  assert.deepEqual([...parts].sort(), ['P1', 'P2', 'P3', 'P4', 'P5', 'P6']);
   // P1 twice (two page sizes; a per-CPU-second row only when the pass used a second of CPU), P3 five
-  // endpoints, P4 first/deep/names and four thresholds.
+  // endpoints, P4 first/deep/names and four thresholds, P6 one probe figure.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
-  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5')], [2, 1, 5, 7, 1]);
+  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6')], [2, 1, 5, 7, 1, 1]);
   for (const f of result.figures) {
     for (const key of ['value', 'baseline', 'ratio']) {
       assert.ok(typeof f[key] === 'number' && Number.isFinite(f[key]) && f[key] > 0, `${f.part} ${f.name}: ${key} is ${f[key]}`);

@@ -8,10 +8,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
-import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
+import { writeError, writeRecord, writeSearchPage, type JsonSink, type Reply } from '../protocol/reply.js';
 import { parseMessage, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { answerClientErrors, capConnections, nestsDeeperThan, TokenBuckets } from './limits.js';
+import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -132,8 +132,36 @@ function queryObject(query: string): Record<string, string> {
   return out;
 }
 
+/**
+ * The longest stretch of synchronous work a streamed reply does before other connections get their
+ * turn; streams then take turns, one slice per turn of the event loop (SliceQueue).
+ */
+const STREAM_SLICE_MS = 4;
+
+/** Writes to the response, waiting when the socket's queue is full (backpressure). */
+function socketSink(res: http.ServerResponse): JsonSink {
+  return {
+    write: (chunk) => {
+      if (res.destroyed) return; // the client went away: nothing to wait for
+      if (res.write(chunk)) return;
+      // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
+  };
+}
+
 export function createHttpHandler(routes: Route[], config: ServerConfig) {
   const router = buildRouter(routes);
+  const streams = new StreamSlots(config.limits.maxStreams);
+  const slices = new SliceQueue();
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
@@ -157,27 +185,15 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         return;
       }
       case 'stream': {
-        res.writeHead(200, { 'content-type': JSON_TYPE });
-        await reply.write(
-          {
-            write: (chunk) => {
-              if (res.destroyed) return; // the client went away: nothing to wait for
-              if (res.write(chunk)) return;
-              // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
-              return new Promise<void>((resolve) => {
-                const done = () => {
-                  res.off('drain', done);
-                  res.off('close', done);
-                  resolve();
-                };
-                res.on('drain', done);
-                res.on('close', done);
-              });
-            },
-          },
-          form,
-        );
-        res.end();
+        // A slot first (503 with Retry-After when all are taken), before anything is written.
+        const release = streams.take();
+        try {
+          res.writeHead(200, { 'content-type': JSON_TYPE });
+          await reply.write(yieldingSink(socketSink(res), STREAM_SLICE_MS, slices), form);
+          res.end();
+        } finally {
+          release();
+        }
       }
     }
   }
