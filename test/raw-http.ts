@@ -39,7 +39,7 @@ export function readResponse(socket: net.Socket, timeoutMs = 5000): Promise<RawR
         headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
       }
       const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
-      let bodyBytes = data.subarray(headEnd + 4);
+      let bodyBytes: Buffer = data.subarray(headEnd + 4);
       if (headers['transfer-encoding'] === 'chunked') {
         const unchunked = dechunk(bodyBytes);
         if (!unchunked) return undefined;

@@ -29,12 +29,14 @@ function writeCohort(file: string): void {
   fs.writeFileSync(file, lines.join('\n') + '\n');
 }
 
-let server: TestServer;
+let location: string;
 const request = { variantSetId: idOf('d', 'vs', 'cohort'), referenceName: '1', start: 0, end: 20_000, pageSize: 1000 };
 
 before(async () => {
   const dir = tempDir();
-  const { registry, location } = await newRegistry(dir);
+  const made = await newRegistry(dir);
+  const registry = made.registry;
+  location = made.location;
   const sets = path.join(dir, 'sets');
   fs.mkdirSync(sets);
   const fasta = copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz', sets);
@@ -45,13 +47,19 @@ before(async () => {
   const vcf = path.join(dir, 'cohort.vcf');
   writeCohort(vcf);
   await loadVariantSet(registry, 'd', [vcf], { referenceset: 'NCBI37', name: 'cohort' });
-  server = await startTestServer(location, {
-    limits: { ...defaultServerLimits(), maxStreams: 1 },
-    paging: { defaultPageSize: 100, maxPageSize: 1000, pageByteBudget: 64 * 1024 * 1024 },
-  });
 });
 
-describe('large responses', () => {
+// Built in a worker thread (the default), and on the main thread in slices (--page-workers 0).
+for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pageWorkers}`, () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(location, {
+      pageWorkers,
+      limits: { ...defaultServerLimits(), maxStreams: 1 },
+      paging: { defaultPageSize: 100, maxPageSize: 1000, pageByteBudget: 64 * 1024 * 1024 },
+    });
+  });
+
   it('answers one over --max-streams with 503 and Retry-After, and serves again once the slot is free', async () => {
     // A client that asks for a page of every call and does not read it holds the only slot.
     const holder = await connect(server.url);
@@ -83,6 +91,18 @@ describe('large responses', () => {
     assert.equal(res.status, 200);
     assert.equal(res.json.variants.length, RECORDS);
     for (const v of res.json.variants) assert.equal(v.calls.length, SAMPLES);
+  });
+
+  it('answers the checks of a request before any byte, from wherever the page is built', async () => {
+    const missing = await server.post('/variants/search', { ...request, variantSetId: idOf('d', 'vs', 'nope') });
+    assert.equal(missing.status, 404, missing.text);
+    const backwards = await server.post('/variants/search', { ...request, start: 100, end: 50 });
+    assert.equal(backwards.status, 400, backwards.text);
+    assert.match(backwards.json.message, /'end'/);
+    const one = await server.post('/variants/search', { ...request, pageSize: 1 });
+    const byId = await server.get(`/variants/${one.json.variants[0].id}`);
+    assert.equal(byId.status, 200, byId.text);
+    assert.deepEqual(byId.json, one.json.variants[0]);
   });
 });
 

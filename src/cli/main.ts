@@ -119,6 +119,7 @@ function serveCommand(program: Command): void {
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
     .option('--access-log', 'log one line per request to standard error')
+    .option('--page-workers <n>', 'worker threads that build variant pages (0: on the main thread, in slices)', integerAtLeast(0), defaults.pageWorkers)
     .option('--max-json-depth <n>', 'deepest nesting of objects and arrays in a request body (at most 512)', integerAtLeast(1), defaults.limits.maxJsonDepth)
     .option('--max-header-bytes <bytes>', 'largest request line (URL) and headers together (431 beyond)', integerAtLeast(1024), defaults.limits.maxHeaderBytes)
     .option('--max-connections <n>', 'connections open at once; one more is answered 503 and closed', integerAtLeast(1), defaults.limits.maxConnections)
@@ -148,6 +149,7 @@ function serveCommand(program: Command): void {
           cors: opts.cors,
           forceForm: opts.naming,
           accessLog: Boolean(opts.accessLog),
+          pageWorkers: opts.pageWorkers,
           limits: {
             maxJsonDepth: opts.maxJsonDepth,
             maxHeaderBytes: opts.maxHeaderBytes,

@@ -138,11 +138,14 @@ function queryObject(query: string): Record<string, string> {
  */
 const STREAM_SLICE_MS = 4;
 
-/** Writes to the response, waiting when the socket's queue is full (backpressure). */
+/**
+ * Writes to the response, waiting when the socket's queue is full (backpressure). Once the client has
+ * gone, a write throws ClientWentAway, so the writer stops building what nobody will read.
+ */
 function socketSink(res: http.ServerResponse): JsonSink {
   return {
     write: (chunk) => {
-      if (res.destroyed) return; // the client went away: nothing to wait for
+      if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
       if (res.write(chunk)) return;
       // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
       return new Promise<void>((resolve) => {
