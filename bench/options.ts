@@ -14,6 +14,8 @@ export interface BenchOptions {
   /** Repetitions of each timed single request (P4) and of each baseline command (P1, P2). */
   repetitions: number;
   parts: Set<Part>;
+  /** `serve --page-workers`, when given (else the server's default). */
+  pageWorkers?: number;
   profile: boolean;
   targets: boolean;
   scratch: string;
@@ -31,6 +33,7 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --repetitions N       timed repetitions of single requests and baseline commands (BENCH_REPETITIONS, default 5)
   --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
                         P6 is GET /info on fresh connections while 4 clients page through every call)
+  --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
   --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)
@@ -49,6 +52,12 @@ function count(text: string, label: string): number {
   return Math.round(n);
 }
 
+function pageWorkersOf(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--page-workers must be a whole number, not '${text}'`);
+  return n;
+}
+
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
   const spec = {
     sites: { type: 'string' },
@@ -59,6 +68,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     'deep-pages': { type: 'string' },
     repetitions: { type: 'string' },
     only: { type: 'string' },
+    'page-workers': { type: 'string' },
     profile: { type: 'boolean' },
     'no-targets': { type: 'boolean' },
     scratch: { type: 'string' },
@@ -82,6 +92,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     .map((p) => p.trim().toUpperCase())
     .filter(Boolean);
   for (const p of only) if (!PARTS.includes(p as Part)) throw new UsageError(`--only takes ${PARTS.join(', ')}, not '${p}'`);
+  const pageWorkersText = values['page-workers'] ?? env.BENCH_PAGE_WORKERS;
   const flag = (v: boolean | undefined, variable: string) => v ?? /^(1|true|yes)$/i.test(env[variable] ?? '');
   return {
     data: {
@@ -94,6 +105,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     deepPages: count(pick('deep-pages', 'BENCH_DEEP_PAGES', '2000'), '--deep-pages'),
     repetitions: count(pick('repetitions', 'BENCH_REPETITIONS', '5'), '--repetitions'),
     parts: new Set(only as Part[]),
+    pageWorkers: pageWorkersText === undefined ? undefined : pageWorkersOf(pageWorkersText),
     profile: flag(values.profile, 'BENCH_PROFILE'),
     targets: !flag(values['no-targets'], 'BENCH_NO_TARGETS'),
     scratch: path.resolve(pick('scratch', 'BENCH_SCRATCH', path.join(ROOT, 'bench', 'scratch'))),
