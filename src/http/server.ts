@@ -63,7 +63,7 @@ export function buildRouter(routes: Route[]): Router {
   return router;
 }
 
-/** The client closed its connection before its request body arrived: not a fault of the server. */
+/** The client closed its connection before its request body arrived, or during the response: not a fault of the server. */
 class ClientWentAway extends Error {}
 
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
@@ -270,13 +270,13 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         res.destroy();
         return;
       }
-      const error =
-        err instanceof GAException
-          ? err
-          : err instanceof TemporarilyUnavailable
-            ? GAException.retryLater('unavailable', err.message, err.retryAfterSeconds)
-            : new GAException('internal', 'internal server error; the fault is logged');
-      if (!(err instanceof GAException) && !(err instanceof TemporarilyUnavailable)) console.error(`internal error on ${req.method} ${req.url}:`, err);
+      let error: GAException;
+      if (err instanceof GAException) error = err;
+      else if (err instanceof TemporarilyUnavailable) error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
+      else {
+        console.error(`internal error on ${req.method} ${req.url}:`, err);
+        error = new GAException('internal', 'internal server error; the fault is logged');
+      }
       if (res.headersSent) res.destroy();
       else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
