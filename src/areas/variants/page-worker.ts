@@ -9,7 +9,6 @@ import { GAException } from '../../protocol/errors.js';
 import type { NamingForm } from '../../protocol/schema.js';
 import { openRegistry } from '../../registry/registry.js';
 import { TemporarilyUnavailable } from '../../unavailable.js';
-import { allMigrations } from '../index.js';
 import { variantService, type JsonStream } from './service.js';
 import { PAGE_WORKER_NICENESS, type FromWorker, type ToWorker, type WorkerSettings } from './page-workers.js';
 
@@ -22,7 +21,9 @@ try {
   // not allowed here: the default priority does too
 }
 const port = parentPort!;
-const registry = await openRegistry(settings.registryLocation, allMigrations());
+// No migrations to check against: the main thread opened the same registry with all of them, and
+// importing every area here would cost the worker their modules' memory.
+const registry = await openRegistry(settings.registryLocation, []);
 const service = variantService(registry, settings.paging, settings.registryCacheMs);
 /** Per request: settles when the main thread has written the last chunk sent, or no longer wants it. */
 const acks = new Map<number, { written: () => void; cancelled: (e: Error) => void }>();
