@@ -61,13 +61,25 @@ export interface ServeOptions {
   logFile: string;
   /** Write CPU profiles into this folder when the server stops: one file per thread. */
   profileDir?: string;
+  /** `--page-workers`, when given. */
+  pageWorkers?: number;
 }
 
 /** `node bin/ga4gh serve REGISTRY --port 0` on loopback, in its own process. */
 export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
   const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', o.profileDir] : [];
   return startProcess(
-    [...profile, path.join(ROOT, 'bin', 'ga4gh'), 'serve', o.registry, '--host', '127.0.0.1', '--port', '0'],
+    [
+      ...profile,
+      path.join(ROOT, 'bin', 'ga4gh'),
+      'serve',
+      o.registry,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      ...(o.pageWorkers === undefined ? [] : ['--page-workers', String(o.pageWorkers)]),
+    ],
     /serving .* at (http:\/\/\S+)/,
     o.logFile,
   );

@@ -1,4 +1,5 @@
 /** Settings of a running server, with the defaults `ga4gh serve` starts from. */
+import os from 'node:os';
 import { defaultCompression, type CompressionSettings } from './http/compression.js';
 import { defaultPagingLimits, type PagingLimits } from './protocol/paging.js';
 import type { NamingForm } from './protocol/schema.js';
@@ -19,6 +20,8 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
+  /** Worker threads that build variant pages; 0 builds them on the main thread, in slices. */
+  pageWorkers: number;
   /** What one client, or many, may take of the server (README, "Serving"). */
   limits: ServerLimits;
   /** Content-Encoding of large JSON replies, negotiated from Accept-Encoding. */
@@ -50,6 +53,9 @@ export interface ServerLimits {
   rateBurst: number;
 }
 
+/** One worker per core beyond the main thread's, at least one and at most four. */
+export const defaultPageWorkers = () => Math.min(4, Math.max(1, os.availableParallelism() - 1));
+
 export function defaultServerLimits(): ServerLimits {
   return {
     maxJsonDepth: 64,
@@ -79,6 +85,7 @@ export function defaultServerConfig(): ServerConfig {
     bodyLimit: 1024 * 1024,
     cors: true,
     accessLog: false,
+    pageWorkers: defaultPageWorkers(),
     limits: defaultServerLimits(),
     compression: defaultCompression(),
     options: {},

@@ -34,15 +34,15 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'READS']);
+  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
   // P1: two page sizes against bcftools, three codings against the replay, 2 and 4 clients in two
   // codings (a per-CPU-second row only when the pass used a second of CPU); bytes per call of two
-  // codings. P3 five endpoints, P4 first/deep/names and four thresholds.
+  // codings. P3 five endpoints, P4 first/deep/names and four thresholds, P6 one probe figure.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
   assert.deepEqual(
-    [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('READS')],
-    [9, 2, 1, 5, 7, 1, 2],
+    [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6'), count('READS')],
+    [9, 2, 1, 5, 7, 1, 1, 2],
   );
   // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
   assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
@@ -79,5 +79,5 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
   // The table printed on standard output names every part.
-  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'READS', 'F1', 'F2', 'C1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
+  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
 });

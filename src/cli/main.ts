@@ -120,6 +120,9 @@ function compressionOf(text: string, threshold: number, defaults: ServerConfig):
   }
 }
 
+/** Deeper bodies than this could exhaust the stack of the recursive request reader, whatever the option says. */
+const MAX_JSON_DEPTH = 512;
+
 function serveCommand(program: Command): void {
   const defaults = defaultServerConfig();
   const serve = program
@@ -138,13 +141,26 @@ function serveCommand(program: Command): void {
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
     .option('--access-log', 'log one line per request to standard error')
     .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
-    .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold);
+    .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold)
+    .option('--page-workers <n>', 'worker threads that build variant pages (0: on the main thread, in slices)', integerAtLeast(0), defaults.pageWorkers)
+    .option('--max-json-depth <n>', 'deepest nesting of objects and arrays in a request body (at most 512)', integerAtLeast(1), defaults.limits.maxJsonDepth)
+    .option('--max-header-bytes <bytes>', 'largest request line (URL) and headers together (431 beyond)', integerAtLeast(1024), defaults.limits.maxHeaderBytes)
+    .option('--max-connections <n>', 'connections open at once; one more is answered 503 and closed', integerAtLeast(1), defaults.limits.maxConnections)
+    .option('--max-streams <n>', 'large responses (variant pages) written at once; beyond, 503 with Retry-After', integerAtLeast(1), defaults.limits.maxStreams)
+    .option('--headers-timeout-ms <ms>', 'time a client has to send its request headers (408 after)', integerAtLeast(100), defaults.limits.headersTimeoutMs)
+    .option('--request-timeout-ms <ms>', 'time a client has to send a whole request (408 after)', integerAtLeast(100), defaults.limits.requestTimeoutMs)
+    .option('--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept', integerAtLeast(1), defaults.limits.keepAliveTimeoutMs)
+    .option('--idle-timeout-ms <ms>', 'close a connection with no bytes either way for this long (0: never)', integerAtLeast(0), defaults.limits.idleTimeoutMs)
+    .option('--rate-limit <n>', 'requests a second from one client address, averaged (0: no limit)', integerAtLeast(0), defaults.limits.ratePerSecond)
+    .option('--rate-burst <n>', 'requests one address may send at once above --rate-limit', integerAtLeast(1), defaults.limits.rateBurst);
   for (const area of areas) area.serveOptions?.(serve);
   serve.action(
       action(async (location: string, opts: Record<string, any>) => {
         if (opts.naming !== undefined && opts.naming !== 'camel' && opts.naming !== 'snake') {
           throw new UserError(`--naming must be camel or snake, not ${opts.naming}`);
         }
+        if (opts.maxJsonDepth > MAX_JSON_DEPTH) throw new UserError(`--max-json-depth must be at most ${MAX_JSON_DEPTH}`);
+        if (opts.headersTimeoutMs > opts.requestTimeoutMs) throw new UserError('--headers-timeout-ms must not be more than --request-timeout-ms');
         const config: ServerConfig = {
           ...defaults,
           host: opts.host,
@@ -157,6 +173,19 @@ function serveCommand(program: Command): void {
           forceForm: opts.naming,
           accessLog: Boolean(opts.accessLog),
           compression: compressionOf(opts.compression, opts.compressionThreshold, defaults),
+          pageWorkers: opts.pageWorkers,
+          limits: {
+            maxJsonDepth: opts.maxJsonDepth,
+            maxHeaderBytes: opts.maxHeaderBytes,
+            maxConnections: opts.maxConnections,
+            maxStreams: opts.maxStreams,
+            headersTimeoutMs: opts.headersTimeoutMs,
+            requestTimeoutMs: opts.requestTimeoutMs,
+            keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
+            idleTimeoutMs: opts.idleTimeoutMs,
+            ratePerSecond: opts.rateLimit,
+            rateBurst: opts.rateBurst,
+          },
           options: opts,
         };
         let server;
