@@ -70,8 +70,11 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   assert.equal(result.figures.find((f: { part: string }) => f.part === 'P2').detail.bases, 1_000_000);
   // Every read of the reads region, as samtools counts them in the generated BAM.
   const readsFigure = result.figures.find((f: { part: string }) => f.part === 'READS');
-  const dataDir = path.join(dir, 'scratch', fs.readdirSync(path.join(dir, 'scratch'))[0]);
-  const bam = path.join(dataDir, fs.readdirSync(dataDir).find((n) => n.endsWith('.bam'))!);
+  const scratch = path.join(dir, 'scratch');
+  const bam = fs
+    .readdirSync(scratch)
+    .flatMap((d) => (fs.statSync(path.join(scratch, d)).isDirectory() ? fs.readdirSync(path.join(scratch, d)).map((n) => path.join(scratch, d, n)) : []))
+    .find((f) => f.endsWith('.bam'))!;
   const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
   assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
   assert.equal(readsFigure.detail.alignments, inRegion);
