@@ -5,10 +5,19 @@
  * bytes, where the server writes it. That keeps the client's cost to a scan of the bytes.
  */
 import http from 'node:http';
+import zlib from 'node:zlib';
 
 export interface Response {
   status: number;
   body: Buffer;
+}
+
+export interface Answer {
+  status: number;
+  /** The Content-Encoding of the answer, if any. */
+  coding?: string;
+  /** Bytes of the body as they came over the wire (compressed, when it was). */
+  wireBytes: number;
 }
 
 export class Client {
@@ -19,7 +28,7 @@ export class Client {
   /** A request whose whole body is kept (small and medium answers). */
   async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> {
     const chunks: Buffer[] = [];
-    const status = await this.stream(method, path, body, (chunk) => chunks.push(chunk));
+    const { status } = await this.stream(method, path, body, (chunk) => chunks.push(chunk));
     return { status, body: Buffer.concat(chunks) };
   }
 
@@ -31,38 +40,46 @@ export class Client {
   }
 
   /**
-   * Sends a request and hands each body chunk to `onChunk` as it arrives; resolves with the status.
-   * A kept-alive connection the server closed while idle (after its keep-alive timeout, e.g. while
-   * the bench ran a baseline) fails at once with ECONNRESET: the request is then sent again on a new
-   * connection, as Node's documentation advises.
+   * Sends a request and hands each body chunk to `onChunk` as it arrives, decompressed when the
+   * answer came with a Content-Encoding (as the R and Python clients do); resolves with the status,
+   * the coding and the bytes that came over the wire. A kept-alive connection the server closed while
+   * idle (after its keep-alive timeout, e.g. while the bench ran a baseline) fails at once with
+   * ECONNRESET: the request is then sent again on a new connection, as Node's documentation advises.
    */
-  async stream(method: 'GET' | 'POST', path: string, body: unknown, onChunk: (chunk: Buffer) => void): Promise<number> {
+  async stream(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    onChunk: (chunk: Buffer) => void,
+    acceptEncoding?: string,
+  ): Promise<Answer> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     try {
-      return await this.once(method, path, payload, onChunk);
+      return await this.once(method, path, payload, onChunk, acceptEncoding);
     } catch (e) {
       if (!(e as { staleSocket?: boolean }).staleSocket) throw e;
-      return this.once(method, path, payload, onChunk);
+      return this.once(method, path, payload, onChunk, acceptEncoding);
     }
   }
 
-  private once(method: string, path: string, payload: Buffer | undefined, onChunk: (chunk: Buffer) => void): Promise<number> {
+  private once(method: string, path: string, payload: Buffer | undefined, onChunk: (chunk: Buffer) => void, acceptEncoding?: string): Promise<Answer> {
     return new Promise((resolve, reject) => {
       let answered = false;
-      const req = http.request(
-        new URL(path, this.base),
-        {
-          method,
-          agent: this.agent,
-          headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {},
-        },
-        (res) => {
-          answered = true;
-          res.on('data', onChunk);
-          res.on('end', () => resolve(res.statusCode ?? 0));
-          res.on('error', reject);
-        },
-      );
+      const headers: Record<string, string | number> = payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {};
+      if (acceptEncoding) headers['accept-encoding'] = acceptEncoding;
+      const req = http.request(new URL(path, this.base), { method, agent: this.agent, headers }, (res) => {
+        answered = true;
+        let wireBytes = 0;
+        const coding = res.headers['content-encoding'];
+        const decoder = coding === 'gzip' ? zlib.createGunzip() : coding === 'br' ? zlib.createBrotliDecompress() : undefined;
+        if (coding !== undefined && !decoder) return reject(new Error(`${method} ${path}: unexpected content-encoding ${coding}`));
+        res.on('data', (chunk: Buffer) => (wireBytes += chunk.length));
+        const body = decoder ? res.pipe(decoder) : res;
+        body.on('data', onChunk);
+        body.on('end', () => resolve({ status: res.statusCode ?? 0, coding, wireBytes }));
+        res.on('error', reject);
+        decoder?.on('error', reject);
+      });
       req.on('error', (e) => reject(Object.assign(e, { staleSocket: req.reusedSocket && !answered })));
       req.end(payload);
     });
@@ -80,12 +97,18 @@ const TAIL_BYTES = 4096;
 /** What one page of a variant search held, read from its bytes. */
 export interface VariantPage {
   status: number;
+  /** Bytes of JSON (after decompression). */
   bytes: number;
+  /** Bytes that came over the wire. */
+  wireBytes: number;
+  coding?: string;
   calls: number;
   variants: number;
   nextPageToken?: string;
   /** The start of the body when the status is not 200. */
   error?: string;
+  /** The whole body, when it was asked for (to replay it). */
+  body?: Buffer;
 }
 
 function countIn(buffer: Buffer, key: Buffer): number {
@@ -119,23 +142,47 @@ class KeyCounter {
 /**
  * One page of POST /variants/search, read as bytes. Counting calls costs the client about 11 ms of CPU
  * per 8 MB page (one indexOf per call); variants, a few dozen a page, cost about 3 ms: timed passes
- * count variants only (`countCalls` false) and an untimed pass counts every call.
+ * count variants only (`countCalls` false) and an untimed pass counts every call. `acceptEncoding`
+ * asks for a compressed answer, which is decompressed as it arrives.
  */
-export async function variantPage(client: Client, request: Record<string, unknown>, countCalls = true): Promise<VariantPage> {
+export async function variantPage(
+  client: Client,
+  request: Record<string, unknown>,
+  options: { countCalls?: boolean; acceptEncoding?: string; keepBody?: boolean } = {},
+): Promise<VariantPage> {
+  const { countCalls = true, acceptEncoding, keepBody = false } = options;
   const calls = new KeyCounter(CALL_KEY);
   const variants = new KeyCounter(VARIANT_KEY);
   let bytes = 0;
   let tail: Buffer = Buffer.alloc(0);
   let head: Buffer | undefined;
-  const status = await client.stream('POST', '/variants/search', request, (chunk) => {
-    bytes += chunk.length;
-    head ??= chunk.subarray(0, 500);
-    if (countCalls) calls.add(chunk);
-    variants.add(chunk);
-    tail = chunk.length >= TAIL_BYTES ? chunk : Buffer.concat([tail, chunk]).subarray(-TAIL_BYTES);
-  });
-  if (status !== 200) return { status, bytes, calls: 0, variants: 0, error: head?.toString('utf8') };
-  return { status, bytes, calls: calls.count, variants: variants.count, nextPageToken: tokenIn(tail) };
+  const kept: Buffer[] = [];
+  const answer = await client.stream(
+    'POST',
+    '/variants/search',
+    request,
+    (chunk) => {
+      bytes += chunk.length;
+      head ??= chunk.subarray(0, 500);
+      if (countCalls) calls.add(chunk);
+      if (keepBody) kept.push(chunk);
+      variants.add(chunk);
+      tail = chunk.length >= TAIL_BYTES ? chunk : Buffer.concat([tail, chunk]).subarray(-TAIL_BYTES);
+    },
+    acceptEncoding,
+  );
+  const { status, wireBytes, coding } = answer;
+  if (status !== 200) return { status, bytes, wireBytes, coding, calls: 0, variants: 0, error: head?.toString('utf8') };
+  return {
+    status,
+    bytes,
+    wireBytes,
+    coding,
+    calls: calls.count,
+    variants: variants.count,
+    nextPageToken: tokenIn(tail),
+    body: keepBody ? Buffer.concat(kept) : undefined,
+  };
 }
 
 /** The nextPageToken of a body (or of its last bytes), or undefined on the last page. */

@@ -20,6 +20,8 @@ export interface BenchOptions {
   features: number;
   /** Bases of the generated bigWig's contig (C1). */
   bigwigLength: number;
+  /** `serve --page-workers`, when given (else the server's default). */
+  pageWorkers?: number;
   profile: boolean;
   targets: boolean;
   scratch: string;
@@ -32,13 +34,16 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --reference-length N  bases of the reference contig (BENCH_REFERENCE_LENGTH, default 20M)
   --rna-rows N          rows of the RNA quantification (BENCH_RNA_ROWS, default 1M)
   --reads N             reads of the generated BAM of the READS part (BENCH_READS, default 1M)
-  --duration S          seconds of each autocannon run in P3 (BENCH_DURATION, default 5)
+  --duration S          seconds of each autocannon run in P3, and P6 makes 40 probes a second of it
+                        (BENCH_DURATION, default 5)
   --deep-pages N        pages of 100 followed to reach P4's deep page (BENCH_DEEP_PAGES, default 2000)
   --repetitions N       timed repetitions of single requests and baseline commands (BENCH_REPETITIONS, default 5)
   --features N          features of the generated GFF3 for F1, F2 (BENCH_FEATURES, default 2.5M)
   --bigwig-length N     bases of the generated bigWig for C1 (BENCH_BIGWIG_LENGTH, default 10M)
   --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
+                        P6 is GET /info on fresh connections while 4 clients page through every call;
                         F1, F2 and C1 are the sequence-annotation parts)
+  --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
   --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)
@@ -57,6 +62,12 @@ function count(text: string, label: string): number {
   return Math.round(n);
 }
 
+function pageWorkersOf(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--page-workers must be a whole number, not '${text}'`);
+  return n;
+}
+
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
   const spec = {
     sites: { type: 'string' },
@@ -70,6 +81,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     only: { type: 'string' },
     features: { type: 'string' },
     'bigwig-length': { type: 'string' },
+    'page-workers': { type: 'string' },
     profile: { type: 'boolean' },
     'no-targets': { type: 'boolean' },
     scratch: { type: 'string' },
@@ -93,6 +105,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     .map((p) => p.trim().toUpperCase())
     .filter(Boolean);
   for (const p of only) if (!PARTS.includes(p as Part)) throw new UsageError(`--only takes ${PARTS.join(', ')}, not '${p}'`);
+  const pageWorkersText = values['page-workers'] ?? env.BENCH_PAGE_WORKERS;
   const flag = (v: boolean | undefined, variable: string) => v ?? /^(1|true|yes)$/i.test(env[variable] ?? '');
   return {
     data: {
@@ -108,6 +121,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     parts: new Set(only as Part[]),
     features: count(pick('features', 'BENCH_FEATURES', '2.5M'), '--features'),
     bigwigLength: count(pick('bigwig-length', 'BENCH_BIGWIG_LENGTH', '10M'), '--bigwig-length'),
+    pageWorkers: pageWorkersText === undefined ? undefined : pageWorkersOf(pageWorkersText),
     profile: flag(values.profile, 'BENCH_PROFILE'),
     targets: !flag(values['no-targets'], 'BENCH_NO_TARGETS'),
     scratch: path.resolve(pick('scratch', 'BENCH_SCRATCH', path.join(ROOT, 'bench', 'scratch'))),

@@ -1,5 +1,5 @@
 /**
- * The five measurements of issue 6, each beside its baseline on the same data in the same run.
+ * The measurements of issue 6 but P1 (bench/p1.ts), each beside its baseline on the same data in the same run.
  * Every part checks the answers it times (counts of calls, bases and rows against what the generator
  * wrote), so a fast wrong answer cannot pass for a figure.
  */
@@ -7,10 +7,10 @@ import { spawn } from 'node:child_process';
 
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { basesIn, type Client, tokenIn, variantPage } from './client.js';
+import { basesIn, type Client, tokenIn } from './client.js';
 import type { DataManifest } from './data.js';
 import type { BenchOptions } from './options.js';
-import { cpuSecondsOf, memoryOf, type RunningServer, startBareServer, trackPeakMemory } from './processes.js';
+import { cpuSecondsOf, type RunningServer, startBareServer } from './processes.js';
 import { type Figure, judge } from './report.js';
 
 export interface Ids {
@@ -38,7 +38,6 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
-const MB = 1024 * 1024;
 
 /**
  * Wall seconds of a command with its standard output sent to /dev/null, and the CPU seconds (user +
@@ -97,147 +96,6 @@ export async function discoverIds(client: Client, needVariants: boolean, needRna
     ids.rnaQuantificationId = rnaQuantifications[0].id;
   }
   return ids;
-}
-
-interface Pass {
-  seconds: number;
-  pages: number;
-  variants: number;
-  calls: number;
-  bytes: number;
-  /** CPU the bench process spent over the pass, as a share of its wall time. */
-  clientCpuShare: number;
-  /** CPU seconds the server used over the pass, all its threads. */
-  serverCpuSeconds: number;
-}
-
-/**
- * Pages through P1's region with every call, following nextPageToken to the end. Timed passes count
- * the variants of every page; the calls are counted exactly (one by one) in a verification pass.
- */
-async function variantPass(ctx: Context, pageSize: number | undefined, verify: boolean): Promise<Pass> {
-  const { region, contig } = ctx.data;
-  const request: Record<string, unknown> = { variantSetId: ctx.ids.variantSetId, referenceName: contig, start: region.start, end: region.end };
-  if (pageSize !== undefined) request.pageSize = pageSize;
-  const pass: Pass = { seconds: 0, pages: 0, variants: 0, calls: 0, bytes: 0, clientCpuShare: 0, serverCpuSeconds: 0 };
-  const cpu = process.cpuUsage();
-  const serverCpu = cpuSecondsOf(ctx.server.pid);
-  const start = performance.now();
-  let pageToken: string | undefined;
-  do {
-    const page = await variantPage(ctx.client, pageToken ? { ...request, pageToken } : request, verify);
-    if (page.status !== 200) throw new Error(`POST /variants/search answered ${page.status}: ${page.error}`);
-    pass.pages++;
-    pass.variants += page.variants;
-    pass.calls += page.calls;
-    pass.bytes += page.bytes;
-    pageToken = page.nextPageToken;
-  } while (pageToken);
-  pass.seconds = (performance.now() - start) / 1000;
-  pass.serverCpuSeconds = cpuSecondsOf(ctx.server.pid) - serverCpu;
-  const used = process.cpuUsage(cpu);
-  pass.clientCpuShare = (used.user + used.system) / 1e6 / pass.seconds;
-  const expected = region.records * ctx.data.params.samples;
-  if (pass.variants !== region.records || (verify && pass.calls !== expected)) {
-    throw new Error(`P1 read ${pass.variants} variants and ${pass.calls} calls; the region holds ${region.records} and ${expected}`);
-  }
-  if (!verify) pass.calls = expected;
-  return pass;
-}
-
-/** P1 (calls per second, against bcftools) and P5 (peak RSS during the pageSize 1000 pass). */
-export async function measureVariants(ctx: Context, wantP1: boolean, wantP5: boolean): Promise<Figure[]> {
-  const { data, options } = ctx;
-  const samples = data.params.samples;
-  const restRss = memoryOf(ctx.server.pid).rss;
-  const figures: Figure[] = [];
-
-  const regionText = `${data.contig}:${data.region.start + 1}-${data.region.end}`;
-  let bcftoolsCallsPerSecond = 0;
-  let bcftools = { wall: 0, cpu: 0 };
-  if (wantP1) {
-    ctx.log(`P1 baseline: bcftools view -H -r ${regionText} (${options.repetitions} runs)`);
-    bcftools = await medianSeconds(options.repetitions, 'bcftools', ['view', '-H', '-r', regionText, data.vcf]);
-    bcftoolsCallsPerSecond = (data.region.records * samples) / bcftools.wall;
-  }
-  // An untimed pass first, counting every call: it checks the answers and warms the JIT and the
-  // page cache, as the bcftools runs did for bcftools.
-  ctx.log(`P1: verification pass, counting every call of ${data.region.records.toLocaleString('en')} variants × ${samples} samples`);
-  const verified = await variantPass(ctx, 1000, true);
-
-  ctx.log('P1: timed pass, pageSize 1000');
-  const peak = trackPeakMemory(ctx.server.pid);
-  const big = await variantPass(ctx, 1000, false);
-  const memory = peak();
-  const passes: Array<[string, Pass]> = [['pageSize 1000', big]];
-  if (wantP1) {
-    ctx.log('P1: timed pass, default pageSize');
-    passes.push(['default pageSize', await variantPass(ctx, undefined, false)]);
-    for (const [label, pass] of passes) {
-      const value = pass.calls / pass.seconds;
-      figures.push(
-        judge({
-          part: 'P1',
-          name: `variants with every call, ${label}`,
-          unit: 'calls/s',
-          value,
-          baselineName: 'bcftools view -H -r',
-          baseline: bcftoolsCallsPerSecond,
-          ratio: value / bcftoolsCallsPerSecond,
-          detail: {
-            seconds: pass.seconds,
-            pages: pass.pages,
-            variants: pass.variants,
-            calls: pass.calls,
-            megabytes: pass.bytes / MB,
-            bytesPerCall: pass.bytes / pass.calls,
-            clientCpuShare: pass.clientCpuShare,
-            // CPU seconds are less sensitive than wall time to other work on a shared machine.
-            serverCpuSeconds: pass.serverCpuSeconds,
-            bcftoolsSeconds: bcftools.wall,
-            bcftoolsCpuSeconds: bcftools.cpu,
-            callsPerCpuSecond: pass.calls / pass.serverCpuSeconds,
-            bcftoolsCallsPerCpuSecond: pass.calls / bcftools.cpu,
-            verifiedCalls: verified.calls,
-            region: regionText,
-          },
-        }),
-      );
-    }
-  }
-  // The same work per CPU second: on a shared machine the server's wall time includes waiting for a
-  // core. Given when the pass used enough CPU to count (the kernel counts in 10 ms ticks).
-  if (wantP1 && big.serverCpuSeconds >= 1 && bcftools.cpu > 0) {
-    const value = big.calls / big.serverCpuSeconds;
-    const baseline = big.calls / bcftools.cpu;
-    figures.push(
-      judge({
-        part: 'P1',
-        name: 'calls per CPU second, pageSize 1000 (server process only)',
-        unit: 'calls/CPU s',
-        value,
-        baselineName: 'bcftools',
-        baseline,
-        ratio: value / baseline,
-        detail: { serverCpuSeconds: big.serverCpuSeconds, bcftoolsCpuSeconds: bcftools.cpu, wallSeconds: big.seconds },
-      }),
-    );
-  }
-  if (wantP5) {
-    figures.push(
-      judge({
-        part: 'P5',
-        name: 'server peak RSS during P1, pageSize 1000',
-        unit: 'MB',
-        value: memory.peak / MB,
-        baselineName: 'at rest',
-        baseline: restRss / MB,
-        ratio: memory.peak / restRss,
-        detail: { method: memory.method },
-      }),
-    );
-  }
-  return figures;
 }
 
 /** P2: the whole contig's bases, paged, against samtools faidx on the same page ranges. */

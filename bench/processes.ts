@@ -1,6 +1,7 @@
 /**
  * The processes the bench measures: `ga4gh serve` (optionally under --cpu-prof), the bare node:http
- * baseline server, and the memory of a process read from /proc.
+ * baseline servers (P3's fixed answer, P1's replay of recorded pages), and the memory of a process
+ * read from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,13 +61,25 @@ export interface ServeOptions {
   logFile: string;
   /** Write CPU profiles into this folder when the server stops: one file per thread. */
   profileDir?: string;
+  /** `--page-workers`, when given. */
+  pageWorkers?: number;
 }
 
 /** `node bin/ga4gh serve REGISTRY --port 0` on loopback, in its own process. */
 export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
   const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', o.profileDir] : [];
   return startProcess(
-    [...profile, path.join(ROOT, 'bin', 'ga4gh'), 'serve', o.registry, '--host', '127.0.0.1', '--port', '0'],
+    [
+      ...profile,
+      path.join(ROOT, 'bin', 'ga4gh'),
+      'serve',
+      o.registry,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      ...(o.pageWorkers === undefined ? [] : ['--page-workers', String(o.pageWorkers)]),
+    ],
     /serving .* at (http:\/\/\S+)/,
     o.logFile,
   );
@@ -77,9 +90,14 @@ export function startBareServer(logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);
 }
 
-/** The reads part's replay baseline: bench/replay-server.ts in its own process, serving recorded pages. */
-export function startReplayServer(bodies: string, index: string, logFile: string): Promise<RunningServer> {
-  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), bodies, index], /listening at (http:\/\/\S+)/, logFile);
+/** The reads part's replay baseline: bench/reads-replay-server.ts in its own process, serving recorded pages. */
+export function startReadsReplayServer(bodies: string, index: string, logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'reads-replay-server.ts'), bodies, index], /listening at (http:\/\/\S+)/, logFile);
+}
+
+/** P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process. */
+export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'compressing', logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir, mode], /listening at (http:\/\/\S+)/, logFile);
 }
 
 /** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { Client, tokenIn } from './client.js';
 import { prng, run, type DataManifest } from './data.js';
 import { medianSeconds, type Context } from './parts.js';
-import { cpuSecondsOf, startReplayServer, trackPeakMemory } from './processes.js';
+import { cpuSecondsOf, startReadsReplayServer, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
 
 /** Bump when the generator changes, so an old BAM is not reused. */
@@ -155,7 +155,7 @@ async function readsPass(
     const chunks: Buffer[] = [];
     let tail: Buffer = Buffer.alloc(0);
     let bytes = 0;
-    const status = await client.stream('POST', '/reads/search', pageToken ? { ...request, pageToken } : request, (chunk) => {
+    const { status } = await client.stream('POST', '/reads/search', pageToken ? { ...request, pageToken } : request, (chunk) => {
       counter.add(chunk);
       bytes += chunk.length;
       if (record) chunks.push(chunk);
@@ -220,7 +220,7 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
   const memory = peak();
 
   log('reads baseline: bare server replaying the same pages');
-  const replay = await startReplayServer(bodies, indexFile, path.join(ctx.logDir, 'replay-server.log'));
+  const replay = await startReadsReplayServer(bodies, indexFile, path.join(ctx.logDir, 'reads-replay-server.log'));
   let replayed: ReadsPass;
   const replayClient = new Client(replay.url);
   try {

@@ -1,46 +1,88 @@
 /**
- * The reads part's second baseline: a bare node:http server that answers each reads search with the
- * bytes the ga4gh server sent for the same request (recorded by the bench), found by the request's
- * pageToken, in 1 MB writes as the server writes them. What is left is what HTTP and the client cost.
- * Usage: replay-server.ts BODIES INDEX (INDEX: JSON of pageToken → [offset, length] in BODIES).
+ * P1's baseline: a bare node:http server replaying variant pages the project served (recorded by the
+ * bench, `page-N.json` in the folder given as first argument, with `.gz` and `.br` beside each,
+ * compressed ahead of time with the server's default settings). Each connection gets the recorded
+ * pages in order, from the first again when a request carries no pageToken; the bench stops after as
+ * many pages as the project's pass took. Prints its URL, like `ga4gh serve`, and stops on SIGTERM.
+ *
+ * Second argument, what a compressed page costs it:
+ * - `precompressed`: it sends the bytes compressed ahead of time, doing no work but sending bytes:
+ *   the limit of moving those bytes to the bench's client on this machine;
+ * - `compressing`: it compresses each page as it sends it, with the same settings and the same
+ *   means as the project (zlib streams on the thread pool, 1 MB pieces): the limit for any server
+ *   that must compress what it sends.
+ * Uncompressed pages are sent as they are in both modes.
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { defaultCompression } from '../src/http/compression.js';
 
-const [bodiesFile, indexFile] = process.argv.slice(2);
-const bodies = fs.readFileSync(bodiesFile);
-const index = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as Record<string, [number, number]>;
-const CHUNK = 1 << 20;
+const dir = process.argv[2];
+const mode = process.argv[3];
+if (mode !== 'precompressed' && mode !== 'compressing') throw new Error(`mode must be precompressed or compressing, not ${mode}`);
+const settings = defaultCompression();
+const names = fs
+  .readdirSync(dir)
+  .filter((n) => /^page-\d+\.json$/.test(n))
+  .sort((a, b) => Number(a.match(/\d+/)![0]) - Number(b.match(/\d+/)![0]));
+const pages = names.map((n) => ({
+  identity: fs.readFileSync(path.join(dir, n)),
+  gzip: fs.readFileSync(path.join(dir, n + '.gz')),
+  br: fs.readFileSync(path.join(dir, n + '.br')),
+}));
+if (!pages.length) throw new Error(`no recorded pages in ${dir}`);
+
+const next = new WeakMap<Socket, number>();
+const PAGE_TOKEN = Buffer.from('"pageToken"');
+
+const PIECE = 1 << 20;
+
+async function compressInto(res: http.ServerResponse, body: Buffer, coding: 'gzip' | 'br'): Promise<void> {
+  const stream = { chunkSize: 64 * 1024, writableHighWaterMark: 2 * PIECE };
+  const zip =
+    coding === 'gzip'
+      ? zlib.createGzip({ ...stream, level: settings.gzipLevel })
+      : zlib.createBrotliCompress({
+          ...stream,
+          params: { [zlib.constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT },
+        });
+  zip.pipe(res);
+  for (let at = 0; at < body.length; at += PIECE) {
+    if (!zip.write(body.subarray(at, at + PIECE))) await new Promise((resolve) => zip.once('drain', resolve));
+  }
+  zip.end();
+}
 
 const server = http.createServer((req, res) => {
-  const parts: Buffer[] = [];
-  req.on('data', (d: Buffer) => parts.push(d));
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const token = (JSON.parse(Buffer.concat(parts).toString('utf8')) as { pageToken?: string }).pageToken ?? '';
-    const found = index[token];
-    if (!found) {
-      res.writeHead(404).end();
+    const first = !Buffer.concat(chunks).includes(PAGE_TOKEN);
+    const index = first ? 0 : (next.get(req.socket) ?? 0);
+    next.set(req.socket, index + 1);
+    const page = pages[index % pages.length];
+    // The bench's client asks for one coding at a time.
+    const accept = req.headers['accept-encoding'] ?? '';
+    const coding = accept.includes('br') ? 'br' : accept.includes('gzip') ? 'gzip' : 'identity';
+    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json; charset=utf-8' };
+    if (coding === 'identity' || mode === 'precompressed') {
+      const body = page[coding];
+      if (coding !== 'identity') headers['content-encoding'] = coding;
+      res.writeHead(200, { ...headers, 'content-length': body.length });
+      res.end(body);
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-    const [offset, length] = found;
-    let at = offset;
-    const write = () => {
-      while (at < offset + length) {
-        const end = Math.min(at + CHUNK, offset + length);
-        const more = res.write(bodies.subarray(at, end));
-        at = end;
-        if (!more) return void res.once('drain', write);
-      }
-      res.end();
-    };
-    write();
+    res.writeHead(200, { ...headers, 'content-encoding': coding });
+    void compressInto(res, page.identity, coding);
   });
 });
 server.keepAliveTimeout = 65_000;
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`listening at http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`listening at http://127.0.0.1:${port}\n`);
 });
 process.once('SIGTERM', () => server.close(() => process.exit(0)));
 process.once('SIGINT', () => server.close(() => process.exit(0)));

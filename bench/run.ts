@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: generates deterministic data, loads it through the CLI, starts `ga4gh serve` in
- * its own process and measures P1–P5 of issue 6 and the reads part of issue 12, each beside a baseline, then prints one table and
- * writes the same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
+ * its own process and measures P1–P6 of issues 6, 11 and 17, the reads part of issue 12 and the
+ * sequence-annotation parts of issue 13, each beside a baseline, then prints one table and writes the
+ * same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,10 +14,12 @@ import { ensureBigWig } from './bigwig-data.js';
 import { ensureData, run } from './data.js';
 import { ensureFeatureData } from './features-data.js';
 import { parseOptions, UsageError } from './options.js';
-import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests, measureVariants } from './parts.js';
+import { measureVariants } from './p1.js';
+import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests } from './parts.js';
 import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
 import { formatSummary, summarizeFile } from './profile-top.js';
 import { ensureReadsData, measureReads } from './reads.js';
+import { measureResponsiveness } from './responsiveness.js';
 import { type Figure, formatTable, type Part } from './report.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -65,7 +68,7 @@ function threadProfiles(dir: string): string[] {
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const wants = (p: Part) => options.parts.has(p);
-  const needVariants = wants('P1') || wants('P3') || wants('P5');
+  const needVariants = wants('P1') || wants('P3') || wants('P5') || wants('P6');
   const needRna = wants('P4');
   const resultsDir = path.dirname(options.out);
   const profileDir = path.join(resultsDir, 'profiles');
@@ -122,17 +125,18 @@ async function main(): Promise<void> {
   // One server for the whole run, or with --profile one per part so each part has its own profile.
   let shared: RunningServer | undefined;
   const serverFor = async (part: string) => {
-    if (!options.profile) return (shared ??= await startGa4ghServer({ registry, logFile: path.join(resultsDir, 'server.log') }));
+    if (!options.profile) return (shared ??= await startGa4ghServer({ registry, logFile: path.join(resultsDir, 'server.log'), pageWorkers: options.pageWorkers }));
     const dir = path.join(profileDir, part);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
-    return startGa4ghServer({ registry, logFile: path.join(resultsDir, 'server.log'), profileDir: dir });
+    return startGa4ghServer({ registry, logFile: path.join(resultsDir, 'server.log'), profileDir: dir, pageWorkers: options.pageWorkers });
   };
   const groups: Array<{ part: string; when: boolean; run: (ctx: Context) => Promise<Figure[]> }> = [
     { part: 'P1', when: wants('P1') || wants('P5'), run: (ctx) => measureVariants(ctx, wants('P1'), wants('P5')) },
     { part: 'P2', when: wants('P2'), run: measureBases },
     { part: 'P3', when: wants('P3'), run: measureSmallRequests },
     { part: 'P4', when: wants('P4'), run: measureExpression },
+    { part: 'P6', when: wants('P6'), run: measureResponsiveness },
     { part: 'READS', when: reads !== undefined, run: (ctx) => measureReads(ctx, reads!) },
     {
       part: 'F2',
@@ -184,7 +188,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     commit: gitCommit(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverage: { before: loadBefore, after: os.loadavg() } },
-    parameters: { ...options.data, duration: options.duration, deepPages: options.deepPages, repetitions: options.repetitions, parts: [...options.parts] },
+    parameters: { ...options.data, pageWorkers: options.pageWorkers, duration: options.duration, deepPages: options.deepPages, repetitions: options.repetitions, parts: [...options.parts] },
     generationSeconds: data.generationSeconds,
     loadSeconds,
     figures,

@@ -8,7 +8,7 @@ import { openRegistry } from './registry/registry.js';
 export async function startServer(location: string, config: ServerConfig): Promise<RunningServer> {
   const registry = await openRegistry(location, allMigrations());
   const cleanups: Array<() => void | Promise<void>> = [];
-  const app: AppContext = { registry, config, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
+  const app: AppContext = { registry, registryLocation: location, config, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
   try {
     const areaRoutes = areas.map((area) => ({ area: area.name, routes: area.routes(app) }));
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];

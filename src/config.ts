@@ -1,4 +1,6 @@
 /** Settings of a running server, with the defaults `ga4gh serve` starts from. */
+import os from 'node:os';
+import { defaultCompression, type CompressionSettings } from './http/compression.js';
 import { defaultPagingLimits, type PagingLimits } from './protocol/paging.js';
 import type { NamingForm } from './protocol/schema.js';
 
@@ -18,8 +20,12 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
+  /** Worker threads that build variant pages; 0 builds them on the main thread, in slices. */
+  pageWorkers: number;
   /** What one client, or many, may take of the server (README, "Serving"). */
   limits: ServerLimits;
+  /** Content-Encoding of large JSON replies, negotiated from Accept-Encoding. */
+  compression: CompressionSettings;
   /** Every `ga4gh serve` option by its camelCase name, including the ones areas add (e.g. peerPolicy). */
   options: Record<string, unknown>;
 }
@@ -46,6 +52,9 @@ export interface ServerLimits {
   /** Requests one address may send at once above that rate. */
   rateBurst: number;
 }
+
+/** One worker per core beyond the main thread's, at least one and at most four. */
+export const defaultPageWorkers = () => Math.min(4, Math.max(1, os.availableParallelism() - 1));
 
 export function defaultServerLimits(): ServerLimits {
   return {
@@ -76,7 +85,9 @@ export function defaultServerConfig(): ServerConfig {
     bodyLimit: 1024 * 1024,
     cors: true,
     accessLog: false,
+    pageWorkers: defaultPageWorkers(),
     limits: defaultServerLimits(),
+    compression: defaultCompression(),
     options: {},
   };
 }

@@ -34,14 +34,26 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'READS']);
-  // P1 twice (two page sizes; a per-CPU-second row only when the pass used a second of CPU), P3 five
-  // endpoints, P4 first/deep/names and four thresholds.
+  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
+  // P1: two page sizes against bcftools, three codings against the replay, 2 and 4 clients in two
+  // codings (a per-CPU-second row only when the pass used a second of CPU); bytes per call of two
+  // codings. P3 five endpoints, P4 first/deep/names and four thresholds, P6 one probe figure.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
-  assert.deepEqual([count('P1', 'calls/s'), count('P2'), count('P3'), count('P4'), count('P5'), count('READS')], [2, 1, 5, 7, 1, 2]);
+  assert.deepEqual(
+    [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6'), count('READS')],
+    [9, 2, 1, 5, 7, 1, 1, 2],
+  );
   // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
   assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
+  const replayed = result.figures.filter((f: { part: string; baselineName: string }) => f.part === 'P1' && f.baselineName === 'bare replay');
+  assert.deepEqual(replayed.map((f: { name: string }) => f.name), ['pageSize 1000, uncompressed', 'pageSize 1000, gzip', 'pageSize 1000, br']);
+  // Compressed pages are smaller on the wire and hold the same JSON.
+  const [plain, gzip, br] = replayed.map((f: { detail: Record<string, number> }) => f.detail);
+  for (const compressed of [gzip, br]) {
+    assert.ok(compressed.wireBytesPerCall * 5 < plain.wireBytesPerCall, `${compressed.wireBytesPerCall} against ${plain.wireBytesPerCall} bytes per call`);
+    assert.equal(compressed.bytesPerCall, plain.bytesPerCall);
+  }
   for (const f of result.figures) {
     for (const key of ['value', 'baseline', 'ratio']) {
       assert.ok(typeof f[key] === 'number' && Number.isFinite(f[key]) && f[key] > 0, `${f.part} ${f.name}: ${key} is ${f[key]}`);
@@ -58,8 +70,11 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   assert.equal(result.figures.find((f: { part: string }) => f.part === 'P2').detail.bases, 1_000_000);
   // Every read of the reads region, as samtools counts them in the generated BAM.
   const readsFigure = result.figures.find((f: { part: string }) => f.part === 'READS');
-  const dataDir = path.join(dir, 'scratch', fs.readdirSync(path.join(dir, 'scratch'))[0]);
-  const bam = path.join(dataDir, fs.readdirSync(dataDir).find((n) => n.endsWith('.bam'))!);
+  const scratch = path.join(dir, 'scratch');
+  const bam = fs
+    .readdirSync(scratch)
+    .flatMap((d) => (fs.statSync(path.join(scratch, d)).isDirectory() ? fs.readdirSync(path.join(scratch, d)).map((n) => path.join(scratch, d, n)) : []))
+    .find((f) => f.endsWith('.bam'))!;
   const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
   assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
   assert.equal(readsFigure.detail.alignments, inRegion);
@@ -67,5 +82,5 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
   // The table printed on standard output names every part.
-  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'READS', 'F1', 'F2', 'C1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
+  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
 });

@@ -108,9 +108,9 @@ for (const backend of backends) {
         assert.deepEqual([bases.status, bases.json.sequence.length], [200, 5]);
         const post = await server.post('/datasets/search?key=invalid', {});
         assert.deepEqual([post.status, post.json.datasets.length], [200, 1]);
-        // An unimplemented GET still says so, rather than hiding behind a 400.
-        const unimplemented = await server.get(`/readgroupsets/${idOf('ds', 'rgs', 'x')}?key=invalid`);
-        assert.equal(unimplemented.status, 501);
+        // A GET that finds nothing still says so, rather than hiding behind a 400.
+        const missing = await server.get(`/readgroupsets/${idOf('ds', 'rgs', 'x')}?key=invalid`);
+        assert.equal(missing.status, 404);
       });
 
       it('while any other query parameter is a 400 naming it', async () => {

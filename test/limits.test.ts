@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { newRegistry, startServeProcess, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { connect, rawExchange, rawPost, type RawResponse } from './raw-http.js';
+import { connect, rawExchange, rawPost, readResponse, type RawResponse } from './raw-http.js';
+import { defaultServerLimits } from '../src/config.js';
 
 let server: TestServer;
 let registryFile: string;
@@ -102,5 +103,78 @@ describe('clients that go away', () => {
     assert.doesNotMatch(log, /internal error/);
     assert.doesNotMatch(log, /^\s+at /m);
     assert.equal(log.match(/client-went-away/g)?.length, 5, log);
+  });
+});
+
+describe('serve limits', () => {
+  const limited = (overrides: Partial<ReturnType<typeof defaultServerLimits>>) =>
+    startTestServer(registryFile, { limits: { ...defaultServerLimits(), ...overrides } });
+  const info = 'GET /info HTTP/1.1\r\nHost: x\r\n\r\n';
+  const closed = (socket: import('node:net').Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
+
+  it('answers a connection over --max-connections with 503, Retry-After and a JSON body, and takes one again once another closes', async () => {
+    const small = await limited({ maxConnections: 2 });
+    const held = [await connect(small.url), await connect(small.url)];
+    const refused = await rawExchange(small.url, info);
+    assertJsonError(refused, 503, /2 connections open/);
+    assert.equal(refused.json.errorCode, 22);
+    assert.equal(refused.headers['retry-after'], '1');
+    held[0].destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await rawExchange(small.url, info)).status, 200);
+    held[1].destroy();
+  });
+
+  it('answers requests over --rate-limit from one address with 429 and Retry-After', async () => {
+    const slow = await limited({ ratePerSecond: 1, rateBurst: 3 });
+    // Plain fetches: the test helper's contract check would spend tokens of its own on /openapi.json.
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await fetch(slow.url + '/info'));
+    assert.deepEqual(statuses.map((r) => r.status), [200, 200, 200, 429]);
+    assert.equal(((await statuses[3].json()) as { errorCode: number }).errorCode, 16);
+    assert.equal(statuses[3].headers.get('retry-after'), '1');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal((await fetch(slow.url + '/info')).status, 200);
+  });
+
+  it('answers a client that sends its headers too slowly (slowloris) with 408 and closes', async () => {
+    const strict = await limited({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    const socket = await connect(strict.url);
+    const started = Date.now();
+    const response = readResponse(socket, 5000);
+    socket.write('GET /info HTTP/1.1\r\nHost: x\r\n'); // and never the blank line
+    const res = await response;
+    assertJsonError(res, 408, /not received in time/);
+    assert.ok(Date.now() - started < 3000);
+    await closed(socket);
+  });
+
+  it('closes an idle kept-alive connection after --keep-alive-timeout-ms, and a silent one after --idle-timeout-ms', async () => {
+    const brief = await limited({ keepAliveTimeoutMs: 200, idleTimeoutMs: 400 });
+    const kept = await connect(brief.url);
+    const answered = readResponse(kept);
+    kept.write(info);
+    assert.equal((await answered).status, 200);
+    const silent = await connect(brief.url);
+    const started = Date.now();
+    await closed(kept);
+    assert.ok(Date.now() - started < 2000);
+    await closed(silent);
+    assert.ok(Date.now() - started < 3000);
+  });
+
+  it('takes its limits from the serve options', async () => {
+    const served = await startServeProcess(registryFile, '--max-json-depth', '3', '--max-header-bytes', '2048', '--rate-limit', '1', '--rate-burst', '2');
+    assertJsonError(await rawExchange(served.url, rawPost('/datasets/search', nestedRequest(4))), 400, /limit of 3 levels/);
+    assertJsonError(await rawExchange(served.url, `GET /info HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(3000)}\r\n\r\n`), 431, /limit of 2048 bytes/);
+    assert.equal((await rawExchange(served.url, info)).status, 200);
+    assertJsonError(await rawExchange(served.url, info), 429);
+  });
+
+  it('accepts the deepest nesting the option allows without exhausting the stack', async () => {
+    const deep = await limited({ maxJsonDepth: 512 });
+    const body = `{"peer":{"url":"https://peer.example","attributes":${nestedAttributes(100)}}}`;
+    const res = await rawExchange(deep.url, rawPost('/peers/announce', body));
+    assert.notEqual(res.status, 500, res.body);
   });
 });

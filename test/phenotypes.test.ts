@@ -9,13 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { Parser } from 'n3';
-import { loadPhenotypeSet } from '../src/areas/phenotypes/loader.js';
+import { loadPhenotypeSet, unloadPhenotypeSet } from '../src/areas/phenotypes/loader.js';
 import { backends } from './backends.js';
 import { collectPages, copyFixture, idOf, newRegistry, runCli, runCliAsync, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { UserError } from '../src/user-error.js';
 import { readOboTerms } from '../src/areas/ontologies/obo.js';
 import { addOntology, removeOntology } from '../src/areas/ontologies/store.js';
-import { removePhenotypeSet } from '../src/areas/phenotypes/store.js';
 import type { Registry } from '../src/registry/registry.js';
 
 const dir = tempDir();
@@ -174,6 +173,27 @@ for (const backend of backends) {
       }
     });
 
+    it('serves the features its associations name as a feature set of the dataset, resolving their ids', async () => {
+      const featureSetId = idOf(DATASET, 'fs', SET);
+      const sets = (await search('/featuresets/search', { datasetId: idOf(DATASET) })).json.featureSets;
+      assert.deepEqual(sets.map((s: any) => s.id), [featureSetId]);
+      const listed = (await collectPages(server, '/features/search', { featureSetId, pageSize: 5 }, 'features')).records;
+      assert.deepEqual(listed.map((f) => f.id).sort(byteOrder), featureKeys.map(featureId).sort(byteOrder));
+      for (const a of await associations({})) {
+        for (const id of a.featureIds) {
+          const got = await server.get(`/features/${id}`);
+          assert.equal(got.status, 200, got.text);
+          assert.equal(got.json.featureSetId, featureSetId);
+          assert.equal(got.json.name, values(subjectOf(a.id), LABEL)[0]);
+          assert.deepEqual(got.json, listed.find((f) => f.id === id));
+        }
+      }
+      // Found by name, as a feature of a GFF3 set is.
+      const named = featureKeys.find((k) => values(k, LABEL).length)!;
+      const byName = (await search('/features/search', { featureSetId, name: values(named, LABEL)[0] })).json.features;
+      assert.deepEqual(byName.map((f: any) => f.id), [featureId(named)]);
+    });
+
     it('filters associations by feature, phenotype and evidence, combined with AND', async () => {
       const feature = 'http://ohsu.edu/cgd/27d2169c';
       const ofFeature = associationIds.filter((a) => subjectOf(a) === feature);
@@ -243,7 +263,7 @@ for (const backend of backends) {
     it('refuses a file that is not Turtle, an unknown dataset or ontology, a duplicate name and a missing path, leaving the registry as it was', async () => {
       const rows = async () =>
         Promise.all(
-          (['phenotype_association_set', 'phenotype', 'phenotype_association', 'phenotype_term_label'] as const).map(async (table) =>
+          (['phenotype_association_set', 'phenotype', 'phenotype_association', 'phenotype_term_label', 'feature_set', 'feature'] as const).map(async (table) =>
             Number((await registry.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
           ),
         );
@@ -293,7 +313,8 @@ for (const backend of backends) {
       assert.equal(eco.length, associationIds.length);
       assert.equal(eco[0].evidence[0].evidenceType.term, 'author statement supported by traceable reference');
       await assert.rejects(removeOntology(registry, 'g2p-terms'), /used by registered sets/);
-      await removePhenotypeSet(registry, DATASET, 'with-terms');
+      await unloadPhenotypeSet(registry, DATASET, 'with-terms');
+      assert.equal((await server.get(`/featuresets/${idOf(DATASET, 'fs', 'with-terms')}`)).status, 404);
       await removeOntology(registry, 'g2p-terms');
     });
   });

@@ -39,8 +39,12 @@ export function readResponse(socket: net.Socket, timeoutMs = 5000): Promise<RawR
         headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
       }
       const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
-      const bodyBytes = data.subarray(headEnd + 4);
-      if (length === undefined ? !closed : bodyBytes.length < length) return undefined;
+      let bodyBytes: Buffer = data.subarray(headEnd + 4);
+      if (headers['transfer-encoding'] === 'chunked') {
+        const unchunked = dechunk(bodyBytes);
+        if (!unchunked) return undefined;
+        bodyBytes = unchunked;
+      } else if (length === undefined ? !closed : bodyBytes.length < length) return undefined;
       const body = bodyBytes.subarray(0, length ?? bodyBytes.length).toString('utf8');
       let json: unknown;
       try {
@@ -72,6 +76,21 @@ export function readResponse(socket: net.Socket, timeoutMs = 5000): Promise<RawR
     socket.once('end', onEnd);
     socket.once('close', onEnd);
   });
+}
+
+/** The body of a chunked message, or undefined while its last chunk has not arrived. */
+function dechunk(bytes: Buffer): Buffer | undefined {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = bytes.indexOf('\r\n', at);
+    if (lineEnd === -1) return undefined;
+    const size = Number.parseInt(bytes.toString('latin1', at, lineEnd), 16);
+    if (size === 0) return Buffer.concat(parts);
+    if (bytes.length < lineEnd + 2 + size + 2) return undefined;
+    parts.push(bytes.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
 }
 
 /** Sends `request` as it stands on a new connection and reads the response. */

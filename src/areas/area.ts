@@ -10,6 +10,8 @@ import type { Registry } from '../registry/registry.js';
 
 export interface AppContext {
   registry: Registry;
+  /** Where the registry is, as the operator named it (worker threads open their own connection). */
+  registryLocation: string;
   config: ServerConfig;
   /** The names of the areas this server serves, in order. */
   areaNames: string[];

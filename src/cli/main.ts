@@ -4,6 +4,7 @@ import { startServer } from '../app.js';
 import { allMigrations, areas, type CommandContext } from '../areas/index.js';
 import type { InventoryValue } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
+import { formatCompressionOption, parseCompressionOption, type CompressionSettings } from '../http/compression.js';
 import { copyRegistry } from '../registry/copy.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
@@ -111,6 +112,17 @@ function repoCommands(program: Command): void {
   for (const area of areas) area.commands(repo, cli);
 }
 
+function compressionOf(text: string, threshold: number, defaults: ServerConfig): CompressionSettings {
+  try {
+    return { ...parseCompressionOption(text, defaults.compression), threshold };
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+}
+
+/** Deeper bodies than this could exhaust the stack of the recursive request reader, whatever the option says. */
+const MAX_JSON_DEPTH = 512;
+
 function serveCommand(program: Command): void {
   const defaults = defaultServerConfig();
   const serve = program
@@ -127,13 +139,28 @@ function serveCommand(program: Command): void {
     .option('--body-limit <bytes>', 'largest request body accepted', integerAtLeast(1), defaults.bodyLimit)
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
-    .option('--access-log', 'log one line per request to standard error');
+    .option('--access-log', 'log one line per request to standard error')
+    .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
+    .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold)
+    .option('--page-workers <n>', 'worker threads that build variant pages (0: on the main thread, in slices)', integerAtLeast(0), defaults.pageWorkers)
+    .option('--max-json-depth <n>', 'deepest nesting of objects and arrays in a request body (at most 512)', integerAtLeast(1), defaults.limits.maxJsonDepth)
+    .option('--max-header-bytes <bytes>', 'largest request line (URL) and headers together (431 beyond)', integerAtLeast(1024), defaults.limits.maxHeaderBytes)
+    .option('--max-connections <n>', 'connections open at once; one more is answered 503 and closed', integerAtLeast(1), defaults.limits.maxConnections)
+    .option('--max-streams <n>', 'large responses (variant pages) written at once; beyond, 503 with Retry-After', integerAtLeast(1), defaults.limits.maxStreams)
+    .option('--headers-timeout-ms <ms>', 'time a client has to send its request headers (408 after)', integerAtLeast(100), defaults.limits.headersTimeoutMs)
+    .option('--request-timeout-ms <ms>', 'time a client has to send a whole request (408 after)', integerAtLeast(100), defaults.limits.requestTimeoutMs)
+    .option('--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept', integerAtLeast(1), defaults.limits.keepAliveTimeoutMs)
+    .option('--idle-timeout-ms <ms>', 'close a connection with no bytes either way for this long (0: never)', integerAtLeast(0), defaults.limits.idleTimeoutMs)
+    .option('--rate-limit <n>', 'requests a second from one client address, averaged (0: no limit)', integerAtLeast(0), defaults.limits.ratePerSecond)
+    .option('--rate-burst <n>', 'requests one address may send at once above --rate-limit', integerAtLeast(1), defaults.limits.rateBurst);
   for (const area of areas) area.serveOptions?.(serve);
   serve.action(
       action(async (location: string, opts: Record<string, any>) => {
         if (opts.naming !== undefined && opts.naming !== 'camel' && opts.naming !== 'snake') {
           throw new UserError(`--naming must be camel or snake, not ${opts.naming}`);
         }
+        if (opts.maxJsonDepth > MAX_JSON_DEPTH) throw new UserError(`--max-json-depth must be at most ${MAX_JSON_DEPTH}`);
+        if (opts.headersTimeoutMs > opts.requestTimeoutMs) throw new UserError('--headers-timeout-ms must not be more than --request-timeout-ms');
         const config: ServerConfig = {
           ...defaults,
           host: opts.host,
@@ -145,6 +172,20 @@ function serveCommand(program: Command): void {
           cors: opts.cors,
           forceForm: opts.naming,
           accessLog: Boolean(opts.accessLog),
+          compression: compressionOf(opts.compression, opts.compressionThreshold, defaults),
+          pageWorkers: opts.pageWorkers,
+          limits: {
+            maxJsonDepth: opts.maxJsonDepth,
+            maxHeaderBytes: opts.maxHeaderBytes,
+            maxConnections: opts.maxConnections,
+            maxStreams: opts.maxStreams,
+            headersTimeoutMs: opts.headersTimeoutMs,
+            requestTimeoutMs: opts.requestTimeoutMs,
+            keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
+            idleTimeoutMs: opts.idleTimeoutMs,
+            ratePerSecond: opts.rateLimit,
+            rateBurst: opts.rateBurst,
+          },
           options: opts,
         };
         let server;

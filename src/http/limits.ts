@@ -180,22 +180,47 @@ export class StreamSlots {
 }
 
 /**
- * A sink that hands control back to the event loop between pieces once `sliceMs` of synchronous work
- * has passed, so that one large response cannot hold up the requests of other connections.
+ * Streams waiting for their next slice of work, served one per turn of the event loop: however many
+ * large responses are being written, a turn holds at most one slice, so new connections are accepted
+ * and small requests answered between any two slices.
  */
-export function yieldingSink(sink: JsonSink, sliceMs: number): JsonSink {
+export class SliceQueue {
+  private readonly waiting: Array<() => void> = [];
+  private scheduled = false;
+
+  /** Resolves when it is this caller's turn. */
+  next(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.waiting.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.waiting.shift()!();
+      this.schedule(); // queued from inside the check phase: runs on the next turn
+    });
+  }
+}
+
+/**
+ * A sink that hands control back to the event loop once `sliceMs` of synchronous work has passed
+ * since it last did, waiting its turn in `queue`, so that large responses cannot hold up the requests
+ * of other connections.
+ */
+export function yieldingSink(sink: JsonSink, sliceMs: number, queue: SliceQueue): JsonSink {
   let sliceStart = performance.now();
+  const restart = () => void (sliceStart = performance.now());
   return {
     write(chunk) {
       const waited = sink.write(chunk);
-      if (waited) return waited.then(() => void (sliceStart = performance.now()));
+      if (waited) return waited.then(restart);
       if (performance.now() - sliceStart < sliceMs) return;
-      return new Promise<void>((resolve) =>
-        setImmediate(() => {
-          sliceStart = performance.now();
-          resolve();
-        }),
-      );
+      return queue.next().then(restart);
     },
   };
 }

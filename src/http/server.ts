@@ -8,9 +8,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
-import { writeError, writeRecord, writeSearchPage, type Reply } from '../protocol/reply.js';
+import { writeError, writeRecord, writeSearchPage, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
-import { answerClientErrors, nestsDeeperThan } from './limits.js';
+import { TemporarilyUnavailable } from '../unavailable.js';
+import { chooseCoding, ReplyEncoder } from './compression.js';
+import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -27,7 +29,7 @@ export function buildRouter(routes: Route[]): Router {
   return router;
 }
 
-/** The client closed its connection before its request body arrived: not a fault of the server. */
+/** The client closed its connection before its request body arrived, or during the response: not a fault of the server. */
 class ClientWentAway extends Error {}
 
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
@@ -102,8 +104,28 @@ function queryObject(pairs: Array<[string, string]>): Record<string, string> {
 
 const queryPairs = (query: string): Array<[string, string]> => (query ? [...new URLSearchParams(query)] : []);
 
+/**
+ * The longest stretch of synchronous work a streamed reply does before other connections get their
+ * turn; streams then take turns, one slice per turn of the event loop (SliceQueue).
+ */
+const STREAM_SLICE_MS = 4;
+
+/** Once the client has gone, a write throws ClientWentAway, so the writer stops building what nobody will read. */
+function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
+  return {
+    write: (chunk) => {
+      if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
+      return sink.write(chunk);
+    },
+  };
+}
+
 export function createHttpHandler(routes: Route[], config: ServerConfig) {
   const router = buildRouter(routes);
+  const streams = new StreamSlots(config.limits.maxStreams);
+  const slices = new SliceQueue();
+  const { ratePerSecond, rateBurst } = config.limits;
+  const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
   /** Sends a whole body; returns its size in bytes (for the access log). */
   function send(res: http.ServerResponse, status: number, body: string): number {
@@ -113,57 +135,34 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
     return size;
   }
 
-  /** Writes a reply; returns the body's size in bytes. */
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
+  /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
+  async function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
+    // Content-Encoding is negotiated here and applied by the encoder (./compression.ts).
+    const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
+    const body = new ReplyEncoder(res, coding, config.compression);
+    const headers = { 'content-type': JSON_TYPE };
     switch (reply.kind) {
       case 'record':
-        return send(res, 200, writeRecord(reply.desc, reply.value, form));
+        return body.whole(200, headers, [writeRecord(reply.desc, reply.value, form)]);
       case 'page':
-        return send(res, 200, writeSearchPage(reply.response, reply.page, form, config.paging));
-      case 'bytes': {
-        const chunks = reply.chunks(form);
-        const size = chunks.reduce((n, c) => n + c.length, 0);
-        res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': size });
-        res.cork(); // one write to the socket for all the pieces
-        for (const chunk of chunks) res.write(chunk);
-        res.end();
-        return size;
-      }
+        return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
+      case 'bytes':
+        return body.whole(200, headers, reply.chunks(form));
       case 'content': {
-        const headers: http.OutgoingHttpHeaders = { 'content-type': reply.contentType, 'content-length': reply.body.length };
-        if (reply.cacheControl) headers['cache-control'] = reply.cacheControl;
-        res.writeHead(200, headers);
-        res.end(reply.body);
-        return reply.body.length;
+        const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
+        if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
+        return body.whole(200, contentHeaders, [reply.body]);
       }
       case 'stream': {
-        // The status goes out with the first chunk, so a stream that fails before writing anything
-        // (a damaged file found while a page is held) still answers with its own error status.
-        let size = 0;
-        await reply.write(
-          {
-            write: (chunk) => {
-              if (!res.headersSent) res.writeHead(200, { 'content-type': JSON_TYPE });
-              size += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-              if (res.destroyed) return; // the client went away: nothing to wait for
-              if (res.write(chunk)) return;
-              // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
-              return new Promise<void>((resolve) => {
-                const done = () => {
-                  res.off('drain', done);
-                  res.off('close', done);
-                  resolve();
-                };
-                res.on('drain', done);
-                res.on('close', done);
-              });
-            },
-          },
-          form,
-        );
-        if (!res.headersSent) res.writeHead(200, { 'content-type': JSON_TYPE });
-        res.end();
-        return size;
+        // A slot first (503 with Retry-After when all are taken), before anything is written.
+        const release = streams.take();
+        try {
+          const sink = body.stream(200, headers);
+          await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);
+          return await sink.end();
+        } finally {
+          release();
+        }
       }
     }
   }
@@ -188,6 +187,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
         throw new GAException('invalidRequest', 'an HTTP/1.1 request must have a Host header');
       }
+      const address = req.socket.remoteAddress ?? '';
+      if (rate && !rate.take(address)) {
+        throw GAException.retryLater('tooManyRequests', `more than ${ratePerSecond} requests a second from ${address}`, rate.secondsUntilNext(address));
+      }
       if (method === 'OPTIONS' && config.cors) {
         res.writeHead(204, {
           'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
@@ -205,7 +208,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       }
       const { route, params } = match;
       request = route.request;
-      const remote = { address: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
+      const remote = { address, userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
       if (method === 'POST') {
         try {
@@ -233,7 +236,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         if (!config.forceForm) form = parsed.form;
       }
       const reply = await route.handle({ params, body, form, remote });
-      bytes = await writeReply(res, reply, form);
+      bytes = await writeReply(req, res, reply, form);
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
@@ -241,9 +244,13 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
         res.destroy();
         return;
       }
-      const error =
-        err instanceof GAException ? err : new GAException('internal', 'internal server error; the fault is logged');
-      if (!(err instanceof GAException)) console.error(`internal error on ${req.method} ${req.url}:`, err);
+      let error: GAException;
+      if (err instanceof GAException) error = err;
+      else if (err instanceof TemporarilyUnavailable) error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
+      else {
+        console.error(`internal error on ${req.method} ${req.url}:`, err);
+        error = new GAException('internal', 'internal server error; the fault is logged');
+      }
       if (res.headersSent) res.destroy();
       else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
@@ -268,11 +275,18 @@ export function startHttpServer(routes: Route[], config: ServerConfig): Promise<
       maxHeaderSize: limits.maxHeaderBytes,
       // Checked by the handler instead, so that the answer is a JSON error like every other.
       requireHostHeader: false,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // How often the two timeouts above are checked (Node's default, 30 s, would stretch them).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
     },
     (req, res) => void handler(req, res),
   );
-  answerClientErrors(server, config.forceForm ?? 'camel', limits.maxHeaderBytes);
-  server.keepAliveTimeout = 5000;
+  const form = config.forceForm ?? 'camel';
+  answerClientErrors(server, form, limits.maxHeaderBytes);
+  capConnections(server, limits.maxConnections, form);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.setTimeout(limits.idleTimeoutMs); // sockets idle this long are closed
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

@@ -6,11 +6,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { UserError } from '../user-error.js';
 import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration } from './migrations.js';
+import { poolDroppingLostClients, ReconnectingPostgresDialect } from './reconnect.js';
 import type { Database } from './schema.js';
 
 export type { Dialect };
@@ -50,13 +51,15 @@ pg.types.setTypeParser(1700, (v) => Number(v));
 function connect(location: string, create: boolean): Registry {
   if (isPostgresUrl(location)) {
     const pool = new pg.Pool({ connectionString: location, max: 10, connectionTimeoutMillis: 10_000 });
-    // An idle client that loses its server must not take the process down.
-    pool.on('error', (e) => console.error(`registry connection error: ${e.message}`));
+    // A client that loses its server, idle or checked out, must not take the process down: the
+    // query it was running fails (and is retried, reconnect.ts); the pool drops the client.
+    pool.on('error', (e) => console.error(`registry connection lost: ${e.message}`));
+    pool.on('connect', (client) => client.on('error', () => {}));
     const checkedOut = new Set<pg.PoolClient>();
     pool.on('acquire', (client) => checkedOut.add(client));
     pool.on('release', (_err, client) => checkedOut.delete(client));
     const pgClientOf = (pid: number) => [...checkedOut].find((c) => (c as unknown as { processID: number }).processID === pid);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+    const db = new Kysely<Database>({ dialect: new ReconnectingPostgresDialect({ pool: poolDroppingLostClients(pool), cursor: Cursor }) });
     return { db, dialect: 'postgres', location: redactUrl(location), pgClientOf, close: () => db.destroy() };
   }
   if (!create && !fs.existsSync(location)) {

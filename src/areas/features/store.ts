@@ -477,12 +477,15 @@ export async function listFeatureSets(
 }
 
 export async function removeFeatureSet(registry: Registry, datasetName: string, name: string): Promise<void> {
-  await registry.db.transaction().execute(async (trx) => {
-    const set = await getSetIn(trx, datasetName, name);
-    if (!set) throw new UserError(`no feature set '${name}' in dataset '${datasetName}'`);
-    await trx.deleteFrom('feature').where('set_id', '=', set.id).execute();
-    await trx.deleteFrom('feature_set').where('id', '=', set.id).execute();
-  });
+  await registry.db.transaction().execute((trx) => deleteFeatureSet(trx, datasetName, name));
+}
+
+/** Removes a feature set and its features inside the caller's transaction (the other half of insertFeatureSet). */
+export async function deleteFeatureSet(trx: Transaction<Database>, datasetName: string, name: string): Promise<void> {
+  const set = await getSetIn(trx, datasetName, name);
+  if (!set) throw new UserError(`no feature set '${name}' in dataset '${datasetName}'`);
+  await trx.deleteFrom('feature').where('set_id', '=', set.id).execute();
+  await trx.deleteFrom('feature_set').where('id', '=', set.id).execute();
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { loadPhenotypeSet } from './loader.js';
+import { loadPhenotypeSet, unloadPhenotypeSet } from './loader.js';
 import {
   SearchGenotypePhenotypeRequest,
   SearchGenotypePhenotypeResponse,
@@ -16,7 +16,7 @@ import {
   SearchPhenotypesResponse,
 } from './messages.js';
 import { phenotypeService, phenotypeSetId } from './service.js';
-import { listPhenotypeSets, phenotypeMigrations, removePhenotypeSet } from './store.js';
+import { listPhenotypeSets, phenotypeMigrations } from './store.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -76,7 +76,7 @@ export const phenotypesArea: Area = {
       .argument('<name>')
       .action(
         action(async (location: string, dataset: string, name: string) => {
-          await withRegistry(location, (registry) => removePhenotypeSet(registry, dataset, name));
+          await withRegistry(location, (registry) => unloadPhenotypeSet(registry, dataset, name));
           say(`removed phenotype association set '${name}' from dataset '${dataset}'`);
         }),
       );

@@ -25,7 +25,8 @@ import type {
   PhenotypeInstanceRecord,
   Term,
 } from './messages.js';
-import { addPhenotypeSet, type PhenotypeSetContent } from './store.js';
+import { deleteFeatureSet, insertFeatureSet, type NewFeature } from '../features/store.js';
+import { addPhenotypeSet, removePhenotypeSet, type PhenotypeSetContent } from './store.js';
 import { Graph, RDF_TYPE, readTurtle, turtleFiles, type RdfNode } from './turtle.js';
 import { Curies } from './terms.js';
 
@@ -85,6 +86,26 @@ export interface LoadedPhenotypeSet {
   associations: number;
   phenotypes: number;
   features: PhenotypeFeature[];
+}
+
+/** Removes a phenotype association set and the feature set of its features, in one transaction. */
+export async function unloadPhenotypeSet(registry: Registry, datasetName: string, name: string): Promise<void> {
+  await removePhenotypeSet(registry, datasetName, name, (trx) => deleteFeatureSet(trx, datasetName, name));
+}
+
+function toNewFeature(feature: PhenotypeFeature): NewFeature {
+  return {
+    key: feature.key,
+    referenceName: feature.location?.referenceName ?? null,
+    start: feature.location?.start ?? null,
+    end: feature.location?.end ?? null,
+    strand: feature.location?.strand ?? 'STRAND_UNSPECIFIED',
+    type: feature.featureType ? { termId: feature.featureType.termId ?? '', term: feature.featureType.term ?? '' } : null,
+    name: feature.name ?? null,
+    geneSymbol: feature.geneSymbol ?? null,
+    parentKeys: [],
+    attributes: Object.keys(feature.attributes).length ? feature.attributes : null,
+  };
 }
 
 /** `cgd-test.ttl` -> `cgd-test`; a folder `cgd/` -> `cgd`. */
@@ -306,6 +327,23 @@ export async function loadPhenotypeSet(
   const files = await turtleFiles(location);
   const graph = await readTurtle(files);
   const { content, features } = buildContent(graph, { datasetName, setName, source: location }, ontologies);
-  await addPhenotypeSet(registry, content);
+  // The features the associations name become a feature set of the same name, so their ids resolve
+  // through /features/{id} and /features/search (written in the same transaction).
+  await addPhenotypeSet(registry, content, async (trx) => {
+    await insertFeatureSet(
+      registry,
+      trx,
+      {
+        datasetName,
+        name: setName,
+        referenceSetName: null,
+        ontologyName: ontologies[0]?.name ?? null,
+        sourceUri: null,
+        attributes: null,
+        source: location,
+      },
+      features.map(toNewFeature),
+    );
+  });
   return { name: setName, associations: content.associations.length, phenotypes: content.phenotypes.length, features };
 }

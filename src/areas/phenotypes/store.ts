@@ -3,7 +3,7 @@
  * its phenotypes and associations (each kept as the record served, beside the columns searches filter
  * on), which association names which feature, and the labels the Turtle gave its terms.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
@@ -173,7 +173,7 @@ export interface PhenotypeSetContent {
 export async function addPhenotypeSet(
   registry: Registry,
   content: PhenotypeSetContent,
-  alsoInside?: (trx: Kysely<Database>) => Promise<void>,
+  alsoInside?: (trx: Transaction<Database>) => Promise<void>,
 ): Promise<void> {
   const { set } = content;
   const ds = set.dataset_name;
@@ -317,7 +317,7 @@ export async function listAssociations(
   return q.execute();
 }
 
-export async function removePhenotypeSet(registry: Registry, datasetName: string, name: string, alsoInside?: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
+export async function removePhenotypeSet(registry: Registry, datasetName: string, name: string, alsoInside?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await registry.db.transaction().execute(async (trx) => {
     const result = await trx
       .deleteFrom('phenotype_association_set')

@@ -12,6 +12,7 @@ import {
   SearchVariantsRequest,
   VariantSet,
 } from './messages.js';
+import { pageWorkers } from './page-workers.js';
 import { variantService, variantSetId, type JsonStream } from './service.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
 import { checkVariantSets } from './check.js';
@@ -22,8 +23,14 @@ export const variantsArea: Area = {
   name: 'variants',
   migrations: variantMigrations,
 
-  routes({ registry, config }) {
+  routes({ registry, registryLocation, config, onClose }) {
     const service = variantService(registry, config.paging, config.registryCacheMs);
+    // Pages and variants with their calls are built in worker threads unless told otherwise.
+    const workers =
+      config.pageWorkers > 0
+        ? pageWorkers(config.pageWorkers, { registryLocation, paging: config.paging, registryCacheMs: config.registryCacheMs })
+        : undefined;
+    if (workers) onClose(() => workers.close());
     return [
       {
         method: 'POST',
@@ -51,12 +58,14 @@ export const variantsArea: Area = {
         method: 'POST',
         path: '/variants/search',
         request: SearchVariantsRequest,
-        handle: async ({ body }) => streamReply(await service.searchVariants(body)),
+        handle: async ({ body, form }) =>
+          workers ? workers.searchVariants(body as Record<string, unknown>, form) : streamReply(await service.searchVariants(body)),
       },
       {
         method: 'GET',
         path: '/variants/{id}',
-        handle: async ({ params }) => streamReply(await service.getVariant(params.id)),
+        handle: async ({ params, form }) =>
+          workers ? workers.getVariant(params.id, form) : streamReply(await service.getVariant(params.id)),
       },
     ];
   },

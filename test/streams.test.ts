@@ -1,0 +1,138 @@
+/**
+ * Large responses under load: the cap on those written at once (503 with Retry-After beyond it), and
+ * the slices they are built in, taking turns with each other and with other connections.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { addDataset } from '../src/areas/datasets/store.js';
+import { loadReferenceSet } from '../src/areas/references/loader.js';
+import { loadVariantSet } from '../src/areas/variants/loader.js';
+import { defaultServerLimits } from '../src/config.js';
+import { SliceQueue, yieldingSink } from '../src/http/limits.js';
+import { copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { connect, rawPost, readResponse } from './raw-http.js';
+
+const SAMPLES = 300;
+const RECORDS = 400;
+
+/** A phased GT-only cohort VCF on contig 1: every page of it with every call is tens of megabytes. */
+function writeCohort(file: string): void {
+  const names = Array.from({ length: SAMPLES }, (_, i) => `S${String(i).padStart(4, '0')}`);
+  const lines = ['##fileformat=VCFv4.2', '##contig=<ID=1,length=249250621>', '##FORMAT=<ID=GT,Number=1,Type=String,Description="Genotype">'];
+  lines.push(['#CHROM', 'POS', 'ID', 'REF', 'ALT', 'QUAL', 'FILTER', 'INFO', 'FORMAT', ...names].join('\t'));
+  for (let r = 0; r < RECORDS; r++) {
+    const calls = names.map((_, s) => ((r * 7 + s * 13) % 11 === 0 ? '0|1' : '0|0'));
+    lines.push(['1', String(10_000 + r * 10), '.', 'A', 'G', '50', 'PASS', '.', 'GT', ...calls].join('\t'));
+  }
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+}
+
+let location: string;
+const request = { variantSetId: idOf('d', 'vs', 'cohort'), referenceName: '1', start: 0, end: 20_000, pageSize: 1000 };
+
+before(async () => {
+  const dir = tempDir();
+  const made = await newRegistry(dir);
+  const registry = made.registry;
+  location = made.location;
+  const sets = path.join(dir, 'sets');
+  fs.mkdirSync(sets);
+  const fasta = copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz', sets);
+  copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz.fai', sets);
+  copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz.gzi', sets);
+  await loadReferenceSet(registry, fasta, {});
+  await addDataset(registry, 'd');
+  const vcf = path.join(dir, 'cohort.vcf');
+  writeCohort(vcf);
+  await loadVariantSet(registry, 'd', [vcf], { referenceset: 'NCBI37', name: 'cohort' });
+});
+
+// Built in a worker thread (the default), and on the main thread in slices (--page-workers 0).
+for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pageWorkers}`, () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(location, {
+      pageWorkers,
+      limits: { ...defaultServerLimits(), maxStreams: 1 },
+      paging: { defaultPageSize: 100, maxPageSize: 1000, pageByteBudget: 64 * 1024 * 1024 },
+    });
+  });
+
+  it('answers one over --max-streams with 503 and Retry-After, and serves again once the slot is free', async () => {
+    // A client that asks for a page of every call and does not read it holds the only slot.
+    const holder = await connect(server.url);
+    holder.pause();
+    holder.write(rawPost('/variants/search', JSON.stringify(request)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const refused = await server.post('/variants/search', { ...request, pageSize: 1 });
+    assert.equal(refused.status, 503, refused.text);
+    assert.equal(refused.json.errorCode, 22);
+    assert.match(refused.json.message, /1 large responses/);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    // Small requests are not large responses: they are answered meanwhile.
+    assert.equal((await server.get('/info')).status, 200);
+
+    holder.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const served = await server.post('/variants/search', { ...request, pageSize: 1 });
+    assert.equal(served.status, 200, served.text);
+    assert.equal(served.json.variants[0].calls.length, SAMPLES);
+  });
+
+  it('a whole page read by a client that reads is complete (the slices join up)', async () => {
+    const socket = await connect(server.url);
+    const response = readResponse(socket, 30_000);
+    socket.write(rawPost('/variants/search', JSON.stringify(request)));
+    const res = await response;
+    socket.destroy();
+    assert.equal(res.status, 200);
+    assert.equal(res.json.variants.length, RECORDS);
+    for (const v of res.json.variants) assert.equal(v.calls.length, SAMPLES);
+  });
+
+  it('answers the checks of a request before any byte, from wherever the page is built', async () => {
+    const missing = await server.post('/variants/search', { ...request, variantSetId: idOf('d', 'vs', 'nope') });
+    assert.equal(missing.status, 404, missing.text);
+    const backwards = await server.post('/variants/search', { ...request, start: 100, end: 50 });
+    assert.equal(backwards.status, 400, backwards.text);
+    assert.match(backwards.json.message, /'end'/);
+    const one = await server.post('/variants/search', { ...request, pageSize: 1 });
+    const byId = await server.get(`/variants/${one.json.variants[0].id}`);
+    assert.equal(byId.status, 200, byId.text);
+    assert.deepEqual(byId.json, one.json.variants[0]);
+  });
+});
+
+describe('slices', () => {
+  it('take turns one per turn of the event loop, with other work between any two', async () => {
+    const queue = new SliceQueue();
+    const order: string[] = [];
+    // Two streams whose every write asks to yield (a slice of 0 ms), and work queued as other
+    // connections' would be: each turn must hold at most one slice.
+    const stream = async (name: string) => {
+      const sink = yieldingSink({ write: () => undefined }, 0, queue);
+      for (let i = 0; i < 3; i++) {
+        await sink.write('x');
+        order.push(name); // work done in the slice the queue granted
+      }
+    };
+    let turns = 0;
+    const ticker = new Promise<void>((resolve) => {
+      const tick = () => {
+        order.push('other');
+        if (++turns < 8) setImmediate(tick);
+        else resolve();
+      };
+      setImmediate(tick);
+    });
+    await Promise.all([stream('a'), stream('b'), ticker]);
+    const slices = order.filter((o) => o !== 'other');
+    assert.deepEqual(slices.sort(), ['a', 'a', 'a', 'b', 'b', 'b']);
+    for (let i = 1; i < order.length; i++) {
+      assert.ok(!(order[i] !== 'other' && order[i - 1] !== 'other'), `two slices in one turn: ${order.join(' ')}`);
+    }
+  });
+});
