@@ -421,7 +421,9 @@ else describe('the web page in Chromium', () => {
     assert.equal(rows.length, associationIris.filter((a) => phenotypeOf(a) === phenotype).length);
     // Features by the IRI of the association's subject in the Turtle.
     assert.deepEqual(rows.map((r) => r[1]), associations.map((a: any) => objectsOf(a.id, 'http://purl.org/oban/association_has_subject').join(', ')));
-    assert.equal(await page.getAttribute('table:has(caption:has-text("Feature-phenotype associations")) tbody td:nth-child(2) span span', 'title'), associations[0].featureIds[0]);
+    // Each links to its feature's record (the association set's own feature set).
+    const feature = await recordOfLink('table:has(caption:has-text("Feature-phenotype associations")) tbody td:nth-child(2) a');
+    assert.equal(feature.id, associations[0].featureIds[0]);
     await screenshot('phenotypes');
     // Evidence and environments: a drug's name.
     await page.fill('input[name=phenotypeIds]', '');

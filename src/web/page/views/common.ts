@@ -97,3 +97,7 @@ export async function setsOfDataset<Item extends { id?: string; name?: string },
   });
   return [picker, setsBox, panel];
 }
+
+/** The references of a reference set, none when the set has no reference set (sets other areas store). */
+export const referencesOf = async (client: Ga4ghClient, referenceSetId: string | undefined) =>
+  referenceSetId ? client.searchReferences({ referenceSetId, pageSize: 1000 }).all(5000) : [];

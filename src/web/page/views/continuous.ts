@@ -4,7 +4,7 @@
  */
 import type { Continuous, ContinuousSet, Ga4ghClient } from '../../../client/index.js';
 import { errorText, h, labelled, pagedTable, svgEl } from '../dom.js';
-import { numberInput, setsOfDataset } from './common.js';
+import { numberInput, referencesOf, setsOfDataset } from './common.js';
 import type { View } from './view.js';
 
 /** The plot's width in bins: up to this many bases, one bin per base; above, each bin shows its largest value. */
@@ -39,7 +39,7 @@ function plot(records: Continuous[], start: number, end: number): SVGSVGElement 
 }
 
 async function continuousPanel(client: Ga4ghClient, set: ContinuousSet): Promise<HTMLElement> {
-  const references = await client.searchReferences({ referenceSetId: set.referenceSetId ?? '', pageSize: 1000 }).all(5000);
+  const references = await referencesOf(client, set.referenceSetId);
   const datalist = h('datalist', { id: `contrefs-${set.id}` }, ...references.map((r) => h('option', { value: r.name ?? '' })));
   const referenceName = h('input', { name: 'referenceName', value: references[0]?.name ?? '', list: datalist.id, required: true });
   const start = numberInput('Start (0-based)', 'start', 0, { min: 0 });

@@ -4,7 +4,7 @@
  */
 import type { Feature, FeatureSet, Ga4ghClient, SearchFeaturesRequest } from '../../../client/index.js';
 import { h, jsonLink, labelled, pagedTable, table } from '../dom.js';
-import { idNames, numberInput, openButton, setsOfDataset, termText } from './common.js';
+import { idNames, numberInput, openButton, referencesOf, setsOfDataset, termText } from './common.js';
 import type { View } from './view.js';
 
 const STRANDS: Record<string, string> = { POS_STRAND: '+', NEG_STRAND: '-' };
@@ -52,7 +52,7 @@ function featureDetail(client: Ga4ghClient, feature: Feature): HTMLElement {
 }
 
 async function featureSetPanel(client: Ga4ghClient, set: FeatureSet): Promise<HTMLElement> {
-  const references = await client.searchReferences({ referenceSetId: set.referenceSetId ?? '', pageSize: 1000 }).all(5000);
+  const references = await referencesOf(client, set.referenceSetId);
   const datalist = h('datalist', { id: `featrefs-${set.id}` }, ...references.map((r) => h('option', { value: r.name ?? '' })));
   const referenceName = h('input', { name: 'referenceName', list: datalist.id, placeholder: 'any' });
   const start = numberInput('Start (0-based)', 'start', 0, { min: 0 });

@@ -3,7 +3,7 @@
  * pattern, type) and a feature-phenotype association search (features, phenotypes, evidence).
  */
 import type { EvidenceQuery, Ga4ghClient, PhenotypeAssociationSet, SearchGenotypePhenotypeRequest, SearchPhenotypesRequest } from '../../../client/index.js';
-import { h, jsonDetails, labelled, pagedTable } from '../dom.js';
+import { h, jsonDetails, jsonLink, labelled, pagedTable } from '../dom.js';
 import { idNames, numberInput, setsOfDataset, termsFrom, termsText, termText } from './common.js';
 import type { View } from './view.js';
 
@@ -52,8 +52,8 @@ function setPanel(client: Ga4ghClient, set: PhenotypeAssociationSet): HTMLElemen
         items.map((a) => [
           a.phenotype?.description ?? termText(a.phenotype?.type),
           h('span', {}, ...(a.featureIds ?? []).flatMap((id, i) => {
-            // The feature's IRI; no link, since the features area does not serve the associations' features (yet).
-            const shown = h('span', { title: id }, idNames(id).at(-1) ?? id);
+            // The feature's IRI, linked to its record (the association set's own feature set).
+            const shown = jsonLink('features', id, idNames(id).at(-1) ?? id);
             return i ? [', ', shown] : [shown];
           })),
           termsText((a.evidence ?? []).map((e) => e.evidenceType ?? { term: e.description })),

@@ -4,7 +4,7 @@
  */
 import type { CigarUnit, Ga4ghClient, ReadAlignment, ReadGroupSet, SearchReadsRequest } from '../../../client/index.js';
 import { h, jsonDetails, jsonLink, labelled, pagedTable, selectOf, table } from '../dom.js';
-import { numberInput, setsOfDataset } from './common.js';
+import { numberInput, referencesOf, setsOfDataset } from './common.js';
 import type { View } from './view.js';
 
 const CIGAR_CODES: Record<string, string> = {
@@ -28,7 +28,7 @@ function flagsText(a: ReadAlignment): string {
 
 async function readsPanel(client: Ga4ghClient, set: ReadGroupSet): Promise<HTMLElement> {
   const groups = set.readGroups ?? [];
-  const references = await client.searchReferences({ referenceSetId: groups[0]?.referenceSetId ?? '', pageSize: 1000 }).all(5000);
+  const references = await referencesOf(client, groups[0]?.referenceSetId);
   const groupNames = new Map(groups.map((g) => [g.id ?? '', g.name ?? '']));
   const chosen = groups.map((g) => h('input', { type: 'checkbox', name: 'readGroup', value: g.id ?? '', checked: true, 'aria-label': `Include ${g.name}` }));
   const reference = selectOf('referenceId', references.map((r) => ({ value: r.id ?? '', label: r.name ?? '' })));
