@@ -13,6 +13,7 @@ import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Ontology } from '../ontologies/ontology.js';
 import { readOntology } from '../ontologies/store.js';
+import { searchWindow } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
 import { recordsIn, VcfFileCache, type VcfFileRef } from '../variants/vcf-files.js';
 import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';
@@ -196,14 +197,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
     /** Checks the request and reads the first match (every 4xx and 503 happens here), then streams the page. */
     async searchAnnotations(request: SearchVariantAnnotationsQuery): Promise<JsonStream> {
       const { pageSize, fingerprint, after } = keysetCursor('variantannotations', request, limits, isPosition);
-      const start = request.start ?? 0;
-      const requestedEnd = request.end ?? 0;
-      if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);
-      if (requestedEnd < 0) throw new GAException('invalidRequest', `field 'end' must not be negative (got ${requestedEnd})`);
-      if (requestedEnd !== 0 && requestedEnd < start) {
-        throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
-      }
-      const end = requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd;
+      const { start, end } = searchWindow(request);
       const context = await contextOfId(request.variantAnnotationSetId);
       const referenceName = referenceNameOf(context, request);
       const filter = effectFilterOf(context, request.effects);

@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
+import { listSetsOfDatasets } from '../datasets/store.js';
 import { UserError } from '../../user-error.js';
 
 export interface ContinuousTables {
@@ -59,21 +60,8 @@ export const getContinuousSet = (registry: Registry, datasetName: string, name: 
   registry.db.selectFrom('continuous_set').selectAll().where('dataset_name', '=', datasetName).where('name', '=', name).executeTakeFirst();
 
 /** Sets in (dataset, name) order, optionally of one dataset; `after` is the last [dataset, name] seen. */
-export async function listContinuousSets(
-  registry: Registry,
-  datasetName: string | undefined,
-  after: [string, string] | undefined,
-  limit?: number,
-): Promise<ContinuousSetRow[]> {
-  let q = registry.db.selectFrom('continuous_set').selectAll().orderBy('dataset_name').orderBy('name');
-  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
-  if (after !== undefined) {
-    const [dataset, name] = after;
-    q = q.where((eb) => eb.or([eb('dataset_name', '>', dataset), eb.and([eb('dataset_name', '=', dataset), eb('name', '>', name)])]));
-  }
-  if (limit !== undefined) q = q.limit(limit);
-  return q.execute();
-}
+export const listContinuousSets = (registry: Registry, datasetName: string | undefined, after: [string, string] | undefined, limit?: number) =>
+  listSetsOfDatasets(registry, 'continuous_set', datasetName, after, limit);
 
 export async function removeContinuousSet(registry: Registry, datasetName: string, name: string): Promise<void> {
   const result = await registry.db.deleteFrom('continuous_set').where('dataset_name', '=', datasetName).where('name', '=', name).executeTakeFirst();

@@ -1,8 +1,9 @@
 /** Datasets in the registry: the table, its migration and its queries. */
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { AttributesRecord } from '../../protocol/common.js';
 import type { Registry } from '../../registry/registry.js';
+import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
 
 export interface DatasetTables {
@@ -89,4 +90,30 @@ export async function requireDatasetToRemove(registry: Registry, name: string): 
 export async function removeDataset(registry: Registry, name: string): Promise<void> {
   const result = await registry.db.deleteFrom('dataset').where('name', '=', name).executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) throw new UserError(`no dataset '${name}' in ${registry.location}`);
+}
+
+/** Tables of sets that belong to a dataset, named within it: keyed by (dataset_name, name). */
+export type SetOfDatasetTable = {
+  [T in keyof Database]: Database[T] extends { dataset_name: string; name: string } ? T : never;
+}[keyof Database];
+
+/**
+ * Rows of a set table in (dataset, name) order, optionally of one dataset; `after` is the last
+ * [dataset, name] seen (a keyset page). Every area whose sets hang off a dataset lists them so.
+ */
+export async function listSetsOfDatasets<T extends SetOfDatasetTable>(
+  registry: Registry,
+  table: T,
+  datasetName: string | undefined,
+  after: [string, string] | undefined,
+  limit?: number,
+): Promise<Array<Selectable<Database[T]>>> {
+  let q = (registry.db as Kysely<any>).selectFrom(table).selectAll().orderBy('dataset_name').orderBy('name');
+  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
+  if (after !== undefined) {
+    const [dataset, name] = after;
+    q = q.where((eb) => eb.or([eb('dataset_name', '>', dataset), eb.and([eb('dataset_name', '=', dataset), eb('name', '>', name)])]));
+  }
+  if (limit !== undefined) q = q.limit(limit);
+  return (await q.execute()) as Array<Selectable<Database[T]>>;
 }

@@ -31,6 +31,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
+import { listSetsOfDatasets } from '../datasets/store.js';
 import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
 
@@ -460,21 +461,8 @@ const getSetIn = (db: Kysely<Database>, datasetName: string, name: string) =>
 export const getFeatureSet = (registry: Registry, datasetName: string, name: string) => getSetIn(registry.db, datasetName, name);
 
 /** Sets in (dataset, name) order, optionally of one dataset; `after` is the last [dataset, name] seen. */
-export async function listFeatureSets(
-  registry: Registry,
-  datasetName: string | undefined,
-  after: [string, string] | undefined,
-  limit?: number,
-): Promise<FeatureSetRow[]> {
-  let q = registry.db.selectFrom('feature_set').selectAll().orderBy('dataset_name').orderBy('name');
-  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
-  if (after !== undefined) {
-    const [dataset, name] = after;
-    q = q.where((eb) => eb.or([eb('dataset_name', '>', dataset), eb.and([eb('dataset_name', '=', dataset), eb('name', '>', name)])]));
-  }
-  if (limit !== undefined) q = q.limit(limit);
-  return q.execute();
-}
+export const listFeatureSets = (registry: Registry, datasetName: string | undefined, after: [string, string] | undefined, limit?: number) =>
+  listSetsOfDatasets(registry, 'feature_set', datasetName, after, limit);
 
 export async function removeFeatureSet(registry: Registry, datasetName: string, name: string): Promise<void> {
   await registry.db.transaction().execute((trx) => deleteFeatureSet(trx, datasetName, name));

@@ -7,6 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
+import { listSetsOfDatasets } from '../datasets/store.js';
 import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
 
@@ -229,21 +230,8 @@ const getSetIn = (db: Kysely<Database>, datasetName: string, name: string) =>
 export const getPhenotypeSet = (registry: Registry, datasetName: string, name: string) => getSetIn(registry.db, datasetName, name);
 
 /** Sets in (dataset, name) order, optionally of one dataset; `after` is the last [dataset, name] seen. */
-export async function listPhenotypeSets(
-  registry: Registry,
-  datasetName: string | undefined,
-  after: [string, string] | undefined,
-  limit?: number,
-): Promise<PhenotypeAssociationSetRow[]> {
-  let q = registry.db.selectFrom('phenotype_association_set').selectAll().orderBy('dataset_name').orderBy('name');
-  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
-  if (after !== undefined) {
-    const [dataset, name] = after;
-    q = q.where((eb) => eb.or([eb('dataset_name', '>', dataset), eb.and([eb('dataset_name', '=', dataset), eb('name', '>', name)])]));
-  }
-  if (limit !== undefined) q = q.limit(limit);
-  return q.execute();
-}
+export const listPhenotypeSets = (registry: Registry, datasetName: string | undefined, after: [string, string] | undefined, limit?: number) =>
+  listSetsOfDatasets(registry, 'phenotype_association_set', datasetName, after, limit);
 
 export async function setOntologies(registry: Registry, datasetName: string, setName: string): Promise<string[]> {
   const rows = await registry.db

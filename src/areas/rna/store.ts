@@ -11,6 +11,7 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
+import { listSetsOfDatasets } from '../datasets/store.js';
 import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
 import type { ExpressionRow, OptionalField } from './formats.js';
@@ -176,21 +177,8 @@ const getSetIn = (db: Kysely<Database>, datasetName: string, name: string) =>
 export const getQuantificationSet = (registry: Registry, datasetName: string, name: string) => getSetIn(registry.db, datasetName, name);
 
 /** Sets in (dataset, name) order, optionally of one dataset; `after` is the last [dataset, name] seen. */
-export async function listQuantificationSets(
-  registry: Registry,
-  datasetName: string | undefined,
-  after: [string, string] | undefined,
-  limit?: number,
-): Promise<QuantificationSetRow[]> {
-  let q = registry.db.selectFrom('rna_quantification_set').selectAll().orderBy('dataset_name').orderBy('name');
-  if (datasetName !== undefined) q = q.where('dataset_name', '=', datasetName);
-  if (after !== undefined) {
-    const [dataset, name] = after;
-    q = q.where((eb) => eb.or([eb('dataset_name', '>', dataset), eb.and([eb('dataset_name', '=', dataset), eb('name', '>', name)])]));
-  }
-  if (limit !== undefined) q = q.limit(limit);
-  return q.execute();
-}
+export const listQuantificationSets = (registry: Registry, datasetName: string | undefined, after: [string, string] | undefined, limit?: number) =>
+  listSetsOfDatasets(registry, 'rna_quantification_set', datasetName, after, limit);
 
 export async function removeQuantificationSet(registry: Registry, datasetName: string, name: string): Promise<void> {
   const result = await registry.db

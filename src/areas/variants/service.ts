@@ -104,6 +104,21 @@ interface ResumePoint {
 const CONTEXT_CACHE_SIZE = 32;
 const RESUME_POINTS = 4096;
 
+/**
+ * The window of a variant or annotation search: `start` absent means 0, `end` absent or 0 means to
+ * the end of the reference; negative values and `end < start` are 400.
+ */
+export function searchWindow(request: { start?: number; end?: number }): { start: number; end: number } {
+  const start = request.start ?? 0;
+  const requestedEnd = request.end ?? 0;
+  if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);
+  if (requestedEnd < 0) throw new GAException('invalidRequest', `field 'end' must not be negative (got ${requestedEnd})`);
+  if (requestedEnd !== 0 && requestedEnd < start) {
+    throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
+  }
+  return { start, end: requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd };
+}
+
 export function variantService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
   const files = new VcfFileCache();
   const contexts = new Map<string, VariantSetContext>();
@@ -328,14 +343,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
      */
     async searchVariants(request: SearchVariantsQuery): Promise<JsonStream> {
       const { pageSize, fingerprint, after } = keysetCursor('variants', request, limits, isVariantPosition);
-      const start = request.start ?? 0;
-      const requestedEnd = request.end ?? 0;
-      if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);
-      if (requestedEnd < 0) throw new GAException('invalidRequest', `field 'end' must not be negative (got ${requestedEnd})`);
-      if (requestedEnd !== 0 && requestedEnd < start) {
-        throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
-      }
-      const end = requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd;
+      const { start, end } = searchWindow(request);
       const context = await contextOfId(request.variantSetId);
       const samples = samplesOf(context, request.callSetIds);
       const budget = limits.pageByteBudget;
