@@ -5,8 +5,7 @@
  * its CRC checked, every reference's MD5 recomputed and compared with the registered `md5checksum`,
  * and the `.fai` and `.gzi` compared with what the file holds.
  */
-import fs from 'node:fs';
-import { isUrl, openFile } from '../../files.js';
+import { openFile } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import type { CheckOptions } from '../area.js';
 import { hasEofBlock } from '../variants/bgzf.js';
@@ -15,12 +14,8 @@ import { faiMatches } from './loader.js';
 import { SequenceFiles } from './sequences.js';
 import { listReferences, listReferenceSets, type ReferenceRow, type ReferenceSetRow } from './store.js';
 
-async function readText(location: string): Promise<Buffer> {
-  if (!isUrl(location)) return fs.readFileSync(location);
-  const res = await fetch(location);
-  if (!res.ok) throw new Error(`HTTP ${res.status} fetching ${location}`);
-  return Buffer.from(await res.arrayBuffer());
-}
+/** A whole index file, local or remote, through the same file handles as the data. */
+const readWhole = async (location: string) => Buffer.from(await openFile(location).readFile());
 
 /** Problems of one set found by reading the whole file. */
 async function deepProblems(set: ReferenceSetRow, refs: ReferenceRow[], options: CheckOptions): Promise<string[]> {
@@ -34,11 +29,11 @@ async function deepProblems(set: ReferenceSetRow, refs: ReferenceRow[], options:
       problems.push(`reference '${ref.name}' has MD5 ${seq.md5checksum} and length ${seq.length} in the file, registered ${ref.md5checksum} and ${ref.length}`);
     }
   }
-  if (!faiMatches(parseFai((await readText(set.fai_path)).toString('utf8'), set.fai_path), scan)) {
+  if (!faiMatches(parseFai((await readWhole(set.fai_path)).toString('utf8'), set.fai_path), scan)) {
     problems.push(`the index ${set.fai_path} does not match the file`);
   }
   if (set.gzi_path) {
-    const gzi = parseGzi(await readText(set.gzi_path));
+    const gzi = parseGzi(await readWhole(set.gzi_path));
     const same = gzi && gzi.length === (scan.gzi ?? []).length && gzi.every(([c, u], i) => scan.gzi![i][0] === c && scan.gzi![i][1] === u);
     if (!same) problems.push(`the index ${set.gzi_path} does not match the file`);
   }
