@@ -7,7 +7,6 @@
  *   window), beside reading the same window with @gmod/bbi in this process (for reading; no target).
  * Every figure checks the answers it times against its baseline's.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { BigWig } from '@gmod/bbi';
 import Database from 'better-sqlite3';
@@ -19,28 +18,13 @@ import { allMigrations } from '../src/areas/index.js';
 import { featureService } from '../src/areas/features/service.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 import { openRegistry } from '../src/registry/registry.js';
-import { median } from './parts.js';
+import { median, timeCommand } from './parts.js';
 import { ROOT } from './processes.js';
 import { judge, type Figure } from './report.js';
 
 /** Wall and CPU seconds (user + system, from bash's `times`) of `ga4gh ARGS`. */
 export function timeCli(args: string[]): Promise<{ wall: number; cpu: number }> {
-  const quoted = [process.execPath, path.join(ROOT, 'bin', 'ga4gh'), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn('bash', ['-c', `${quoted} > /dev/null && times`], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const wall = (performance.now() - start) / 1000;
-      if (code !== 0) return reject(new Error(`ga4gh ${args.slice(0, 2).join(' ')} failed (${code}): ${stderr.trim().split('\n').at(-1)}`));
-      const times = [...stdout.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-      resolve({ wall, cpu: times.slice(2).reduce((a, b) => a + b, 0) });
-    });
-  });
+  return timeCommand(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args]);
 }
 
 export function featureLoadFigure(data: FeatureDataManifest, load: { wall: number; cpu: number }): Figure {

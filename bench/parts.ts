@@ -43,7 +43,7 @@ export const median = (xs: number[]) => {
  * Wall seconds of a command with its standard output sent to /dev/null, and the CPU seconds (user +
  * system) it used, read from bash's `times` (Node does not report a child's resource usage).
  */
-function timeCommand(command: string, args: string[]): Promise<{ wall: number; cpu: number }> {
+export function timeCommand(command: string, args: string[]): Promise<{ wall: number; cpu: number }> {
   const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((resolve, reject) => {
     const start = performance.now();
