@@ -163,7 +163,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
       const resume = after && file.ordinal === after[0] ? after : undefined;
       let lastStart = -1;
       let atStart = 0;
-      for await (const raw of recordsIn(files.get(file), referenceName, start, end, resume?.[1])) {
+      for await (const raw of recordsIn(files.get(file, context.variantSet.created_at), referenceName, start, end, resume?.[1])) {
         if (raw.start === lastStart) atStart++;
         else {
           lastStart = raw.start;
