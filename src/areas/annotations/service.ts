@@ -13,7 +13,7 @@ import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Ontology } from '../ontologies/ontology.js';
 import { readOntology } from '../ontologies/store.js';
-import { searchWindow } from '../variants/service.js';
+import { searchWindow, variantSetId } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
 import { recordsIn, VcfFileCache, type VcfFileRef } from '../variants/vcf-files.js';
 import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';
@@ -43,7 +43,7 @@ function toSetRecord(row: AnnotationSetRow): VariantAnnotationSetRecord {
   if (row.ontology_name !== null) attr.ontology = { values: [{ stringValue: row.ontology_name }] };
   return {
     id,
-    variantSetId: encodeId([row.dataset_name, 'vs', row.name]),
+    variantSetId: variantSetId(row.dataset_name, row.name),
     name: row.name,
     analysis: { id, ...analysis },
     attributes: { attr },
