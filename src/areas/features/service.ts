@@ -83,15 +83,8 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
   const setRows = new RegistryCache<FeatureSetRow>(registryCacheMs);
   const setRow = (datasetName: string, name: string) =>
     setRows.get(JSON.stringify([datasetName, name]), () => getFeatureSet(registry, datasetName, name));
-  const ontologies = new Map<string, { at: number; ontology: Promise<Ontology | undefined> }>();
-  function ontologyNamed(name: string): Promise<Ontology | undefined> {
-    const cached = ontologies.get(name);
-    if (cached && Date.now() - cached.at < ONTOLOGY_TTL_MS) return cached.ontology;
-    const ontology = readOntology(registry, name);
-    ontologies.set(name, { at: Date.now(), ontology });
-    ontology.catch(() => ontologies.delete(name));
-    return ontology;
-  }
+  const ontologies = new RegistryCache<Ontology>(ONTOLOGY_TTL_MS, 50);
+  const ontologyNamed = (name: string) => ontologies.get(name, () => readOntology(registry, name));
 
   async function setNamed(id: string): Promise<FeatureSetRow> {
     const [datasetName, , name] = decodeId(id, IdKinds.featureSet);
