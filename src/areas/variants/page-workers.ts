@@ -34,8 +34,7 @@ export type FromWorker =
   | { type: 'ready'; id: number }
   | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number }
   | { type: 'chunk'; id: number; bytes: Uint8Array }
-  | { type: 'end'; id: number }
-  | { type: 'failed'; id: number; message: string };
+  | { type: 'end'; id: number };
 
 /** Messages of one request, read in order as they come. */
 class Inbox {
@@ -70,9 +69,10 @@ class PageWorker {
   constructor(settings: WorkerSettings) {
     this.worker = new Worker(BOOT, { eval: true, workerData: settings });
     this.worker.on('message', (m: FromWorker) => this.inboxes.get(m.id)?.put(m));
+    // A dead worker fails its requests as an internal fault, as one it reported itself would.
     const fail = (message: string) => {
       this.exited = true;
-      for (const inbox of this.inboxes.values()) inbox.put({ type: 'failed', id: 0, message });
+      for (const inbox of this.inboxes.values()) inbox.put({ type: 'error', id: 0, kind: 'internal', message });
     };
     this.worker.on('error', (e) => fail(`page worker failed: ${e.stack ?? e.message}`));
     this.worker.on('exit', (code) => fail(`page worker exited (${code})`));
@@ -100,7 +100,7 @@ function rethrown(message: FromWorker): Error {
     error.retryAfterSeconds = message.retryAfterSeconds;
     return error;
   }
-  if (message.type === 'error' || message.type === 'failed') return new Error(message.message);
+  if (message.type === 'error') return new Error(message.message);
   return new Error(`unexpected ${message.type} from a page worker`);
 }
 
