@@ -479,8 +479,7 @@ export async function deleteFeatureSet(trx: Transaction<Database>, datasetName: 
 // ---------------------------------------------------------------------------------------------------
 // Features
 
-export const getFeatureRow = (registry: Registry, setId: number, key: string) =>
-  registry.db.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', key).executeTakeFirst();
+export const getFeatureRow = (registry: Registry, setId: number, key: string) => getFeatureIn(registry.db, setId, key);
 
 /** A search of one feature set; every filter given must hold. Pages come in (start, seq) order. */
 export interface FeatureQuery {
