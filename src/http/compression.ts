@@ -148,6 +148,15 @@ function compressor(coding: Coding, settings: CompressionSettings): zlib.Gzip | 
 
 const byteLength = (piece: string | Uint8Array) => (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length);
 
+/** Sends pieces of `size` bytes in all uncompressed, with their length; returns the size. */
+function sendAsIs(res: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, pieces: Array<string | Uint8Array>, size: number): number {
+  res.writeHead(status, { ...headers, 'content-length': size });
+  res.cork(); // one write to the socket for all the pieces
+  for (const piece of pieces) res.write(piece);
+  res.end();
+  return size;
+}
+
 /** The headers of a reply that is compressed with `coding`. */
 function encodedHeaders(headers: http.OutgoingHttpHeaders, coding: Coding): http.OutgoingHttpHeaders {
   const out = { ...headers, 'content-encoding': coding };
@@ -176,13 +185,7 @@ export class ReplyEncoder {
   async whole(status: number, headers: http.OutgoingHttpHeaders, pieces: Array<string | Uint8Array>): Promise<number> {
     const { res, coding } = this;
     const size = pieces.reduce((n, p) => n + byteLength(p), 0);
-    if (coding === undefined || size < this.settings.threshold) {
-      res.writeHead(status, { ...headers, 'content-length': size });
-      res.cork(); // one write to the socket for all the pieces
-      for (const piece of pieces) res.write(piece);
-      res.end();
-      return size;
-    }
+    if (coding === undefined || size < this.settings.threshold) return sendAsIs(res, status, headers, pieces, size);
     const input = Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
     const body =
       coding === 'gzip'
@@ -237,13 +240,7 @@ export class StreamSink {
 
   /** Ends the body; resolves, with the body's size as sent, once the response is finished (or the client is gone). */
   async end(): Promise<number> {
-    if (!this.target) {
-      this.res.writeHead(this.status, { ...this.headers, 'content-length': this.heldBytes });
-      this.res.cork();
-      for (const piece of this.held) this.res.write(piece);
-      this.res.end();
-      return this.heldBytes;
-    }
+    if (!this.target) return sendAsIs(this.res, this.status, this.headers, this.held, this.heldBytes);
     this.target.end();
     await this.finished;
     return this.sent;
