@@ -56,7 +56,8 @@ export function toPhenotypeSetRecord(row: PhenotypeAssociationSetRow): Phenotype
 interface SetContext {
   row: PhenotypeAssociationSetRow;
   curies: Curies;
-  ontologies: Ontology[];
+  /** The set's ontologies by name: read only by searches with a term to widen. */
+  ontologyNames: string[];
 }
 
 type SetPosition = [string, string];
@@ -114,13 +115,8 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
     const context = await contexts.get(`${datasetName}\u0000${name}`, async () => {
       const row = await getPhenotypeSet(registry, datasetName, name);
       if (!row) return undefined;
-      const names = await setOntologies(registry, datasetName, name);
-      const loaded: Ontology[] = [];
-      for (const n of names) {
-        const o = await ontologies.get(n, () => readOntology(registry, n));
-        if (o) loaded.push(o);
-      }
-      return { row, curies: new Curies(JSON.parse(row.prefixes) as Record<string, string>), ontologies: loaded };
+      const ontologyNames = await setOntologies(registry, datasetName, name);
+      return { row, curies: new Curies(JSON.parse(row.prefixes) as Record<string, string>), ontologyNames };
     });
     if (!context) throw notFound('phenotype association set', id);
     return context;
@@ -132,11 +128,16 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
    */
   async function termsOf(context: SetContext, term: Term): Promise<Set<string>> {
     const { row, curies } = context;
+    const loaded: Ontology[] = [];
+    for (const n of context.ontologyNames) {
+      const o = await ontologies.get(n, () => readOntology(registry, n));
+      if (o) loaded.push(o);
+    }
     const ids: string[] = [];
     if (term.termId) ids.push(curies.normalize(term.termId));
     else if (term.term) {
       ids.push(...(await termsLabelled(registry, row.dataset_name, row.name, term.term)));
-      for (const o of context.ontologies) {
+      for (const o of loaded) {
         const found = o.termByName(term.term);
         if (found) ids.push(found.id);
       }
@@ -145,7 +146,7 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
     const all = new Set<string>();
     for (const id of ids) {
       all.add(id);
-      for (const o of context.ontologies) if (o.term(id)) for (const sub of o.withSubclasses(id)) all.add(sub);
+      for (const o of loaded) if (o.term(id)) for (const sub of o.withSubclasses(id)) all.add(sub);
     }
     return all;
   }
