@@ -160,7 +160,7 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
       return db && id ? [`${db}:${id}`, db + id, context.curies.normalize(`${db}:${id}`)] : [];
     });
     const wantsExternal = (query.externalIdentifiers ?? []).length > 0;
-    return (record: FeaturePhenotypeAssociationRecord, externalIds: Set<string>): boolean => {
+    return (record: FeaturePhenotypeAssociationRecord, externalIds: () => Set<string>): boolean => {
       const evidence = record.evidence ?? [];
       if (types && !evidence.some((e) => e.evidenceType?.termId !== undefined && types.has(e.evidenceType.termId))) return false;
       if (pattern) {
@@ -170,7 +170,10 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
         ];
         if (!texts.some((t) => t !== undefined && pattern.test(t))) return false;
       }
-      if (wantsExternal && !externals.some((x) => externalIds.has(x))) return false;
+      if (wantsExternal) {
+        const ids = externalIds();
+        if (!externals.some((x) => ids.has(x))) return false;
+      }
       return true;
     };
   }
@@ -235,7 +238,8 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
       const tests = await Promise.all((request.evidence ?? []).map((q, i) => evidenceTest(context, q, i)));
       const empty = { records: [], positionAfter: () => undefined, more: false, fingerprint };
       if (featureKeys?.length === 0) return empty;
-      const parsed = new Map<AssociationRow, FeaturePhenotypeAssociationRecord>();
+      // Rows a scan rejects are dropped with their batch, so their records need not be kept.
+      const parsed = new WeakMap<AssociationRow, FeaturePhenotypeAssociationRecord>();
       const recordOf = (row: AssociationRow) => {
         let record = parsed.get(row);
         if (!record) parsed.set(row, (record = JSON.parse(row.record) as FeaturePhenotypeAssociationRecord));
@@ -244,7 +248,9 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
       // Evidence queries: an association matches when any one of them matches it.
       const keep = tests.length
         ? (row: AssociationRow) => {
-            const externalIds = new Set(JSON.parse(row.external_ids) as string[]);
+            // Parsed only when an evidence query names external identifiers, once per row.
+            let ids: Set<string> | undefined;
+            const externalIds = () => (ids ??= new Set(JSON.parse(row.external_ids) as string[]));
             return tests.some((test) => test(recordOf(row), externalIds));
           }
         : undefined;
