@@ -149,7 +149,7 @@ function compressor(coding: Coding, settings: CompressionSettings): zlib.Gzip | 
 const byteLength = (piece: string | Uint8Array) => (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length);
 
 /** Sends pieces of `size` bytes in all uncompressed, with their length; returns the size. */
-function sendAsIs(res: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, pieces: Array<string | Uint8Array>, size: number): number {
+export function sendAsIs(res: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, pieces: Array<string | Uint8Array>, size: number): number {
   res.writeHead(status, { ...headers, 'content-length': size });
   res.cork(); // one write to the socket for all the pieces
   for (const piece of pieces) res.write(piece);

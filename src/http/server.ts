@@ -11,7 +11,7 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { chooseCoding, ReplyEncoder } from './compression.js';
+import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -126,14 +126,6 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
   const slices = new SliceQueue();
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
-
-  /** Sends a whole body; returns its size in bytes (for the access log). */
-  function send(res: http.ServerResponse, status: number, body: string): number {
-    const size = Buffer.byteLength(body);
-    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': size });
-    res.end(body);
-    return size;
-  }
 
   /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
   async function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
@@ -254,7 +246,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       if (res.headersSent) res.destroy();
       else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
-        bytes = send(res, error.status, writeError(inRequestForm(error, request, form), form));
+        const body = writeError(inRequestForm(error, request, form), form);
+        bytes = sendAsIs(res, error.status, { 'content-type': JSON_TYPE }, [body], Buffer.byteLength(body));
       }
     } finally {
       if (config.accessLog) {
