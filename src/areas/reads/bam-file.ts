@@ -74,6 +74,13 @@ async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, sourc
 
 const EMPTY = Buffer.alloc(0);
 
+/** The virtual offset of byte `at` of inflated data whose blocks begin at `blockStarts` (file positions `blockPositions`). */
+function offsetIn(blockStarts: number[], blockPositions: number[], at: number): VirtualOffset {
+  let i = blockStarts.length - 1;
+  while (i > 0 && blockStarts[i] > at) i--;
+  return { blockPosition: blockPositions[i], dataPosition: at - blockStarts[i] };
+}
+
 /**
  * Alignment records one at a time, as BAM record bytes: `bytes[at, end)` is the current record (its
  * 4-byte length first). `step()` moves within the data already at hand and answers false when more
@@ -190,9 +197,7 @@ export class BamRecords extends RecordCursor {
   }
 
   offset(): VirtualOffset {
-    let i = this.blockStarts.length - 1;
-    while (i > 0 && this.blockStarts[i] > this.at) i--;
-    return { blockPosition: this.blockPositions[i], dataPosition: this.at - this.blockStarts[i] };
+    return offsetIn(this.blockStarts, this.blockPositions, this.at);
   }
 
   async close(): Promise<void> {
@@ -244,9 +249,7 @@ export async function readBamHeader(file: GenericFilehandle, source: string): Pr
       });
       at += 4 + nameLength + 4;
     }
-    let i = starts.length - 1;
-    while (i > 0 && starts[i] > at) i--;
-    return { text, references, firstRecord: { blockPosition: positions[i], dataPosition: at - starts[i] } };
+    return { text, references, firstRecord: offsetIn(starts, positions, at) };
   } finally {
     await pieces.return(undefined);
   }
