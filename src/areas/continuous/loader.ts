@@ -8,6 +8,7 @@ import { isUrl } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
 import { requireDataset } from '../datasets/store.js';
+import { referenceNamesOf } from '../features/loader.js';
 import { fileKind, openBigWig } from './bigwig.js';
 import { insertContinuousSet } from './store.js';
 
@@ -25,8 +26,7 @@ export function defaultContinuousSetName(file: string): string {
 
 export async function loadContinuousSet(registry: Registry, datasetName: string, file: string, options: ContinuousSetOptions): Promise<{ name: string; sequences: number }> {
   await requireDataset(registry, datasetName);
-  const referenceSet = await registry.db.selectFrom('reference_set').select('name').where('name', '=', options.referenceSet).executeTakeFirst();
-  if (!referenceSet) throw new UserError(`no reference set '${options.referenceSet}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
+  const known = await referenceNamesOf(registry, options.referenceSet);
   const location = isUrl(file) ? file : path.resolve(file);
   if (!isUrl(file) && !fs.existsSync(location)) throw new UserError(`no such file: ${file}`);
 
@@ -55,9 +55,6 @@ export async function loadContinuousSet(registry: Registry, datasetName: string,
   } catch (e) {
     throw new UserError(`cannot read ${file} as a bigWig: ${(e as Error).message}`);
   }
-  const known = new Set(
-    (await registry.db.selectFrom('reference').select('name').where('reference_set_name', '=', options.referenceSet).execute()).map((r) => r.name),
-  );
   const missing = [...sequences.keys()].find((n) => !known.has(n));
   if (missing !== undefined) throw new UserError(`${file}: reference '${missing}' is not in reference set '${options.referenceSet}'`);
 

@@ -149,7 +149,8 @@ export async function loadFeatureSet(registry: Registry, datasetName: string, fi
   return { name, features: count };
 }
 
-async function referenceNamesOf(registry: Registry, referenceSet: string): Promise<Set<string>> {
+/** The names of the references of `referenceSet`; refuses an unknown reference set. */
+export async function referenceNamesOf(registry: Registry, referenceSet: string): Promise<Set<string>> {
   const set = await registry.db.selectFrom('reference_set').select('name').where('name', '=', referenceSet).executeTakeFirst();
   if (!set) throw new UserError(`no reference set '${referenceSet}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
   const rows = await registry.db.selectFrom('reference').select('name').where('reference_set_name', '=', referenceSet).execute();
