@@ -142,11 +142,11 @@ export function buildContent(
   /** Types of a node that name a term, not OWL's own classes. */
   const typesOf = (subject: string) => graph.objects(subject, RDF_TYPE).filter((t) => t.kind === 'iri' && !isOwlOrRdfsClass(t.value));
 
-  const isOnset = (termId: string) => {
-    if (!termId.startsWith('HP:')) return false;
-    const hpo = ontologies.find((o) => ONSET_TERMS.some((t) => o.term(t)));
-    return hpo ? ONSET_TERMS.some((t) => hpo.isA(termId, t)) : true;
-  };
+  // The onset terms with their subclasses, from the first ontology that knows one; without such an
+  // ontology every HP quality is taken for an onset.
+  const hpo = ontologies.find((o) => ONSET_TERMS.some((t) => o.term(t)));
+  const onsets = hpo && new Set(ONSET_TERMS.flatMap((t) => hpo.withSubclasses(t)));
+  const isOnset = (termId: string) => termId.startsWith('HP:') && (!onsets || onsets.has(termId));
 
   const phenotypes = new Map<string, { row: PhenotypeSetContent['phenotypes'][number]; record: PhenotypeInstanceRecord }>();
   const phenotypeOf = (node: RdfNode) => {
