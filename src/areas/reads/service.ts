@@ -82,18 +82,18 @@ export function toReadGroupSetRecord(row: ReadGroupSetRow): ReadGroupSetRecord {
   const groups = JSON.parse(row.read_groups) as Array<Record<string, string>>;
   const stats =
     row.aligned_count !== null || row.unaligned_count !== null
-      ? { alignedReadCount: row.aligned_count ?? undefined, unalignedReadCount: row.unaligned_count ?? undefined }
+      ? { alignedReadCount: toNumber(row.aligned_count), unalignedReadCount: toNumber(row.unaligned_count) }
       : undefined;
   return {
     id: readGroupSetId(row.dataset_name, row.name),
     datasetId: datasetId(row.dataset_name),
     name: row.name,
-    stats: stats && { alignedReadCount: toNumber(stats.alignedReadCount), unalignedReadCount: toNumber(stats.unalignedReadCount) },
+    stats,
     readGroups: groups.map((tags) => toReadGroupRecord(row, tags, programs)),
   };
 }
 
-const toNumber = (v: number | undefined) => (v === undefined ? undefined : Number(v));
+const toNumber = (v: number | null) => (v === null ? undefined : Number(v));
 
 /** What serving one read group set needs, built once from the registry and kept while it is unchanged. */
 interface SetContext {
@@ -350,10 +350,12 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
           const windowStart = unplaced ? 0 : Math.max(start, resumeFrom ? resumeFrom[1] : 0);
           const usePoint = resumeFrom && point && ordinal === resumeFrom[2] ? point : undefined;
           const all = groups.size === context.record.readGroups.length;
+          const laneOf = (cursor: RecordCursor) =>
+            new Lane(ordinal, context, cursor, refId, start, end, all ? undefined : groups, resumeFrom && [resumeFrom[1], resumeFrom[2], resumeFrom[3]]);
           try {
             let cursor = await context.source.records(refId, windowStart, end, usePoint?.offset);
             if (!cursor) continue;
-            let lane = new Lane(ordinal, context, cursor, refId, start, end, all ? undefined : groups, resumeFrom && [resumeFrom[1], resumeFrom[2], resumeFrom[3]]);
+            let lane = laneOf(cursor);
             if (usePoint) {
               lane.resumeCount(usePoint.sortPosition, usePoint.atPosition - 1);
               // Only a record found where it was seen before is trusted; else the index is asked after all.
@@ -363,9 +365,9 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
                 continue;
               }
               await cursor.close();
-              cursor = (await context.source.records(refId, windowStart, end))!;
+              cursor = await context.source.records(refId, windowStart, end);
               if (!cursor) continue;
-              lane = new Lane(ordinal, context, cursor, refId, start, end, all ? undefined : groups, resumeFrom && [resumeFrom[1], resumeFrom[2], resumeFrom[3]]);
+              lane = laneOf(cursor);
             }
             if (await lane.advance()) lanes.push(lane);
             else await cursor.close();
@@ -408,9 +410,8 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
             for (let lane = first; lane; ) {
               if (written === pageSize || (written > 0 && out.total >= budget)) {
                 more = true; // look-ahead: a record follows the last one written
-                if (single && last && lane.cursor.offset()) {
-                  rememberResumePoint(resumeKey(last), { offset: lane.cursor.offset()!, sortPosition: lane.sortPosition, atPosition: lane.atPosition });
-                }
+                const offset = single && last ? lane.cursor.offset() : undefined;
+                if (offset && last) rememberResumePoint(resumeKey(last), { offset, sortPosition: lane.sortPosition, atPosition: lane.atPosition });
                 break;
               }
               if (written) out.text(',');
