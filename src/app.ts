@@ -1,18 +1,39 @@
 /** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
 import { allMigrations, areas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
+import { StreamSlots } from './http/limits.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
+import { pageWorkerPool } from './workers/pool.js';
+
+/** The longest a page built ahead of its request is kept (and never longer than the registry cache time). */
+const READ_AHEAD_HOLD_MS = 10_000;
 
 export async function startServer(location: string, config: ServerConfig): Promise<RunningServer> {
   const registry = await openRegistry(location, allMigrations());
   const cleanups: Array<() => void | Promise<void>> = [];
-  const app: AppContext = { registry, registryLocation: location, config, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
+  // Shared by the HTTP layer, which takes them, and the page workers, which build no page ahead while all are taken.
+  const streams = new StreamSlots(config.limits.maxStreams);
+  const pageWorkers =
+    config.pageWorkers > 0
+      ? pageWorkerPool(
+          config.pageWorkers,
+          {
+            registryLocation: location,
+            paging: config.paging,
+            registryCacheMs: config.registryCacheMs,
+            readAhead: { maxBytes: config.readAheadBytes, holdMs: Math.min(READ_AHEAD_HOLD_MS, config.registryCacheMs) },
+          },
+          streams,
+        )
+      : undefined;
+  if (pageWorkers) cleanups.push(() => pageWorkers.close());
+  const app: AppContext = { registry, config, pageWorkers, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
   try {
     const areaRoutes = areas.map((area) => ({ area: area.name, routes: area.routes(app) }));
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];
-    const server = await startHttpServer(routes, config);
+    const server = await startHttpServer(routes, config, streams);
     return {
       ...server,
       async close() {

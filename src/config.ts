@@ -20,8 +20,10 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
-  /** Worker threads that build variant pages; 0 builds them on the main thread, in slices. */
+  /** Worker threads that build large replies (variant and read pages); 0 builds them on the main thread, in slices. */
   pageWorkers: number;
+  /** Bytes of pages each page worker may hold built ahead of their requests; 0: none are. */
+  readAheadBytes: number;
   /** What one client, or many, may take of the server (README, "Serving"). */
   limits: ServerLimits;
   /** Content-Encoding of large JSON replies, negotiated from Accept-Encoding. */
@@ -86,6 +88,7 @@ export function defaultServerConfig(): ServerConfig {
     cors: true,
     accessLog: false,
     pageWorkers: defaultPageWorkers(),
+    readAheadBytes: 64 * 1024 * 1024,
     limits: defaultServerLimits(),
     compression: defaultCompression(),
     options: {},

@@ -7,12 +7,13 @@ import type { ServerConfig } from '../config.js';
 import type { Route } from '../http/router.js';
 import type { Migration } from '../registry/migrations.js';
 import type { Registry } from '../registry/registry.js';
+import type { PageWorkerPool } from '../workers/pool.js';
 
 export interface AppContext {
   registry: Registry;
-  /** Where the registry is, as the operator named it (worker threads open their own connection). */
-  registryLocation: string;
   config: ServerConfig;
+  /** The worker threads large replies are built in (undefined with `--page-workers 0`: on the main thread). */
+  pageWorkers?: PageWorkerPool;
   /** The names of the areas this server serves, in order. */
   areaNames: string[];
   /** Registers cleanup to run when the server stops (open files, timers). */

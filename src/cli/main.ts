@@ -142,11 +142,12 @@ function serveCommand(program: Command): void {
     .option('--access-log', 'log one line per request to standard error')
     .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
     .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold)
-    .option('--page-workers <n>', 'worker threads that build variant pages (0: on the main thread, in slices)', integerAtLeast(0), defaults.pageWorkers)
+    .option('--page-workers <n>', 'worker threads that build variant and read pages (0: on the main thread, in slices)', integerAtLeast(0), defaults.pageWorkers)
+    .option('--read-ahead-mb <n>', 'megabytes of next pages each page worker may build ahead of their requests (0: none)', integerAtLeast(0), defaults.readAheadBytes / (1024 * 1024))
     .option('--max-json-depth <n>', 'deepest nesting of objects and arrays in a request body (at most 512)', integerAtLeast(1), defaults.limits.maxJsonDepth)
     .option('--max-header-bytes <bytes>', 'largest request line (URL) and headers together (431 beyond)', integerAtLeast(1024), defaults.limits.maxHeaderBytes)
     .option('--max-connections <n>', 'connections open at once; one more is answered 503 and closed', integerAtLeast(1), defaults.limits.maxConnections)
-    .option('--max-streams <n>', 'large responses (variant pages) written at once; beyond, 503 with Retry-After', integerAtLeast(1), defaults.limits.maxStreams)
+    .option('--max-streams <n>', 'large responses (variant and read pages) written at once; beyond, 503 with Retry-After', integerAtLeast(1), defaults.limits.maxStreams)
     .option('--headers-timeout-ms <ms>', 'time a client has to send its request headers (408 after)', integerAtLeast(100), defaults.limits.headersTimeoutMs)
     .option('--request-timeout-ms <ms>', 'time a client has to send a whole request (408 after)', integerAtLeast(100), defaults.limits.requestTimeoutMs)
     .option('--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept', integerAtLeast(1), defaults.limits.keepAliveTimeoutMs)
@@ -174,6 +175,7 @@ function serveCommand(program: Command): void {
           accessLog: Boolean(opts.accessLog),
           compression: compressionOf(opts.compression, opts.compressionThreshold, defaults),
           pageWorkers: opts.pageWorkers,
+          readAheadBytes: opts.readAheadMb * 1024 * 1024,
           limits: {
             maxJsonDepth: opts.maxJsonDepth,
             maxHeaderBytes: opts.maxHeaderBytes,

@@ -156,8 +156,14 @@ export class TokenBuckets {
  */
 export class StreamSlots {
   private used = 0;
+  private readonly listeners: Array<(atLimit: boolean) => void> = [];
 
   constructor(private readonly max: number) {}
+
+  /** Calls `listener` each time every slot becomes taken (true) or one becomes free again (false). */
+  watch(listener: (atLimit: boolean) => void): void {
+    this.listeners.push(listener);
+  }
 
   /** Takes a slot (returning its release, to call once) or throws the 503. */
   take(): () => void {
@@ -168,14 +174,18 @@ export class StreamSlots {
         1,
       );
     }
-    this.used++;
+    if (++this.used === this.max) this.tell(true);
     let released = false;
     return () => {
       if (!released) {
         released = true;
-        this.used--;
+        if (this.used-- === this.max) this.tell(false);
       }
     };
+  }
+
+  private tell(atLimit: boolean): void {
+    for (const listener of this.listeners) listener(atLimit);
   }
 }
 

@@ -120,9 +120,8 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
   };
 }
 
-export function createHttpHandler(routes: Route[], config: ServerConfig) {
+export function createHttpHandler(routes: Route[], config: ServerConfig, streams = new StreamSlots(config.limits.maxStreams)) {
   const router = buildRouter(routes);
-  const streams = new StreamSlots(config.limits.maxStreams);
   const slices = new SliceQueue();
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
@@ -147,7 +146,13 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
       }
       case 'stream': {
         // A slot first (503 with Retry-After when all are taken), before anything is written.
-        const release = streams.take();
+        let release: () => void;
+        try {
+          release = streams.take();
+        } catch (e) {
+          reply.abandon?.();
+          throw e;
+        }
         try {
           const sink = body.stream(200, headers);
           await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);
@@ -260,8 +265,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig) {
   };
 }
 
-export function startHttpServer(routes: Route[], config: ServerConfig): Promise<RunningServer> {
-  const handler = createHttpHandler(routes, config);
+/** `streams`: the slots of large responses, when others watch them too (the page workers). */
+export function startHttpServer(routes: Route[], config: ServerConfig, streams?: StreamSlots): Promise<RunningServer> {
+  const handler = createHttpHandler(routes, config, streams);
   const { limits } = config;
   const server = http.createServer(
     {

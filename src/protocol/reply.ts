@@ -11,6 +11,11 @@ export interface JsonSink {
   write(chunk: string | Uint8Array): void | Promise<void>;
 }
 
+/** JSON text written in pieces, for replies too large to build in memory. */
+export interface JsonStream {
+  write(sink: JsonSink, form: NamingForm): Promise<void>;
+}
+
 /** The response message of a search: one list of records and the continuation token. */
 export interface SearchResponseDesc {
   desc: MessageDesc;
@@ -44,13 +49,19 @@ export interface SearchPage<T> {
 export type Reply =
   | { kind: 'record'; desc: MessageDesc; value: object }
   | { kind: 'page'; response: SearchResponseDesc; page: SearchPage<object> }
-  | { kind: 'stream'; write(sink: JsonSink, form: NamingForm): Promise<void> }
+  | {
+      kind: 'stream';
+      write(sink: JsonSink, form: NamingForm): Promise<void>;
+      /** Called instead of write() when the reply will not be written (the server refused it first). */
+      abandon?(): void;
+    }
   /** A reply whose JSON is assembled from pieces of bytes, some taken as they are from a file. */
   | { kind: 'bytes'; chunks(form: NamingForm): Uint8Array[] }
   /** A fixed document of any type (the web page, API docs), written as it is in either naming form. */
   | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string };
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
+export const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
 
 /**
  * The JSON of records that services keep and hand out again (a variant set with its header metadata
@@ -95,6 +106,14 @@ export function writeSearchPage(
     out += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(page.fingerprint, page.positionAfter(written - 1)));
   }
   return out + '}';
+}
+
+/**
+ * The nextPageToken of a search page from the last bytes of its JSON (latin1 text; a token is at most
+ * 4,096 characters): every page writer ends a page that has one with it, as its last member.
+ */
+export function pageTokenAtEnd(tail: string): string | undefined {
+  return /,"(?:nextPageToken|next_page_token)":"([A-Za-z0-9_-]+)"\}$/.exec(tail)?.[1];
 }
 
 export function writeError(error: GAException, form: NamingForm): string {

@@ -3,7 +3,7 @@
  * variant annotation set beside its variant set. `repo add-variantset` registers the set (plan.ts);
  * this area serves it and lists it.
  */
-import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area } from '../area.js';
 import type { AnalysisRecord } from './messages.js';
 import {
@@ -12,10 +12,8 @@ import {
   SearchVariantAnnotationsRequest,
   VariantAnnotationSet,
 } from './messages.js';
-import { annotationService, annotationSetId, type JsonStream } from './service.js';
+import { annotationService, annotationSetId } from './service.js';
 import { annotationMigrations, listAnnotationSets } from './store.js';
-
-const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
 
 export const annotationsArea: Area = {
   name: 'annotations',

@@ -7,8 +7,8 @@ import type { AttributesRecord } from '../../protocol/common.js';
 import { GAException, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { encodePageToken, isNonNegativeInteger, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
-import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply.js';
-import { writeMessage, type NamingForm } from '../../protocol/schema.js';
+import { keysetPage, type JsonStream, type SearchPage } from '../../protocol/reply.js';
+import { writeMessage } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Ontology } from '../ontologies/ontology.js';
@@ -31,10 +31,7 @@ import { getAnnotationSetRow, ontologyLoadedAt, type AnnotationSetRow } from './
 
 export const annotationSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vas', name]);
 
-/** JSON text written in pieces. */
-export interface JsonStream {
-  write(sink: JsonSink, form: NamingForm): Promise<void>;
-}
+export type { JsonStream } from '../../protocol/reply.js';
 
 function toSetRecord(row: AnnotationSetRow): VariantAnnotationSetRecord {
   const id = annotationSetId(row.dataset_name, row.name);

@@ -1,21 +1,21 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { loadReadGroupSet, type ReadGroupSetOptions } from './loader.js';
 import { ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest } from './messages.js';
 import { openAlignmentSource } from './alignment-files.js';
-import { readService, toReadGroupSetRecord, type JsonStream } from './service.js';
+import { readService, toReadGroupSetRecord } from './service.js';
 import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
-
-const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
 
 export const readsArea: Area = {
   name: 'reads',
   migrations: readMigrations,
 
-  routes({ registry, config }) {
+  routes({ registry, config, pageWorkers }) {
     const service = readService(registry, config.paging, config.registryCacheMs);
+    // Pages of alignments are built in the page workers unless told otherwise.
+    const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
     return [
       {
         method: 'POST',
@@ -37,7 +37,7 @@ export const readsArea: Area = {
         method: 'POST',
         path: '/reads/search',
         request: SearchReadsRequest,
-        handle: async ({ body }) => streamReply(await service.searchReads(body)),
+        handle: async ({ body, form }) => (workers ? workers.run('searchReads', body, form) : streamReply(await service.searchReads(body))),
       },
     ];
   },

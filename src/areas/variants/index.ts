@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import { loadVariantSet, type VariantSetOptions } from './loader.js';
 import {
@@ -12,25 +12,18 @@ import {
   SearchVariantsRequest,
   VariantSet,
 } from './messages.js';
-import { pageWorkers } from './page-workers.js';
-import { variantService, variantSetId, type JsonStream } from './service.js';
+import { variantService, variantSetId } from './service.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
 import { checkVariantSets } from './check.js';
-
-const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
 
 export const variantsArea: Area = {
   name: 'variants',
   migrations: variantMigrations,
 
-  routes({ registry, registryLocation, config, onClose }) {
+  routes({ registry, config, pageWorkers }) {
     const service = variantService(registry, config.paging, config.registryCacheMs);
-    // Pages and variants with their calls are built in worker threads unless told otherwise.
-    const workers =
-      config.pageWorkers > 0
-        ? pageWorkers(config.pageWorkers, { registryLocation, paging: config.paging, registryCacheMs: config.registryCacheMs })
-        : undefined;
-    if (workers) onClose(() => workers.close());
+    // Pages and variants with their calls are built in the page workers unless told otherwise.
+    const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
     return [
       {
         method: 'POST',
@@ -59,13 +52,13 @@ export const variantsArea: Area = {
         path: '/variants/search',
         request: SearchVariantsRequest,
         handle: async ({ body, form }) =>
-          workers ? workers.searchVariants(body as Record<string, unknown>, form) : streamReply(await service.searchVariants(body)),
+          workers ? workers.run('searchVariants', body, form) : streamReply(await service.searchVariants(body)),
       },
       {
         method: 'GET',
         path: '/variants/{id}',
         handle: async ({ params, form }) =>
-          workers ? workers.getVariant(params.id, form) : streamReply(await service.getVariant(params.id)),
+          workers ? workers.run('getVariant', params.id, form) : streamReply(await service.getVariant(params.id)),
       },
     ];
   },

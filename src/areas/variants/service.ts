@@ -15,8 +15,7 @@ import {
   type PagingLimits,
 } from '../../protocol/paging.js';
 import { attributesOf } from '../../protocol/common.js';
-import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply.js';
-import type { NamingForm } from '../../protocol/schema.js';
+import { keysetPage, type JsonStream, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
@@ -47,10 +46,7 @@ import { recordsIn, VcfFileCache, type RawRecord, type VcfFileRef } from './vcf-
 export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
 export const callSetId = (datasetName: string, setName: string, sample: string) => encodeId([datasetName, 'vs', setName, sample]);
 
-/** JSON text written in pieces, for replies too large to build in memory. */
-export interface JsonStream {
-  write(sink: JsonSink, form: NamingForm): Promise<void>;
-}
+export type { JsonStream } from '../../protocol/reply.js';
 
 function toMetadataRecord({ extra, ...fields }: MetadataEntry): VariantSetMetadataRecord {
   if (!extra) return fields;
@@ -147,8 +143,10 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
     return list;
   }
 
+  const rowOf = (datasetName: string, name: string) => setRows.get(JSON.stringify([datasetName, name]), () => getVariantSetRow(registry, datasetName, name));
+
   async function contextOf(datasetName: string, name: string, id: string): Promise<VariantSetContext> {
-    const row = await setRows.get(JSON.stringify([datasetName, name]), () => getVariantSetRow(registry, datasetName, name));
+    const row = await rowOf(datasetName, name);
     if (!row) throw notFound('variant set', id);
     const key = `${datasetName}\0${name}`;
     const cached = contexts.get(key);
@@ -299,6 +297,15 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
     },
 
     getVariantSet: async (id: string) => (await contextOfId(id)).record,
+
+    /**
+     * When the variant set an id names was registered, as the registry cache knows it ('' when it is
+     * not registered): what a page of its variants depends on in the registry.
+     */
+    async registrationOf(variantSetId: string): Promise<string> {
+      const [datasetName, kind, name] = decodeId(variantSetId, IdKinds.variantSet);
+      return (kind === 'vs' && (await rowOf(datasetName, name))?.created_at) || '';
+    },
 
     async searchCallSets(
       request: { variantSetId: string; name?: string; biosampleId?: string } & PageQuery,

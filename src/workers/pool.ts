@@ -1,40 +1,26 @@
 /**
- * Variant pages built off the main thread. Building a page of a 2,504-sample cohort is tens of
- * milliseconds of CPU per 8 MB; on the main thread, even cut into slices, a CPU-bound event loop
- * answered a new connection's GET /info in 40-220 ms (median) while 4 clients paged, against 1 ms
- * idle (bench P6, README). In worker threads the main thread only moves bytes, and a larger server's
- * cores all build pages.
+ * Large replies built off the main thread, for any area. Building a page of a 2,504-sample cohort is
+ * tens of milliseconds of CPU per 8 MB; on the main thread, even cut into slices, a CPU-bound event
+ * loop answered a new connection's GET /info in 40-220 ms (median) while 4 clients paged, against 1 ms
+ * idle (bench P6). In worker threads the main thread only moves bytes, and a larger server's cores all
+ * build pages; the workers also build the next page of a search ahead of its request (page-builder.ts).
  *
- * Each request goes to one worker, chosen by its query (without the page token), so the pages of one
- * query keep finding the worker that remembers where the next page starts.
+ * An area registers a module of operations (operations.ts) and runs them through the pool; every
+ * area shares the same workers, messages, and cancel, ack and backpressure path. Each request goes to
+ * one worker, chosen by its query without the page token, so the pages of one query keep finding the
+ * worker that remembers where the next page starts, and that built it ahead.
  */
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { GAException, type ErrorKindName } from '../../protocol/errors.js';
-import type { PagingLimits } from '../../protocol/paging.js';
-import type { Reply } from '../../protocol/reply.js';
-import type { NamingForm } from '../../protocol/schema.js';
+import { GAException } from '../protocol/errors.js';
+import type { Reply } from '../protocol/reply.js';
+import type { NamingForm } from '../protocol/schema.js';
+import { canonicalJson, type FromWorker, type ToWorker, type WorkerSettings } from './operations.js';
 
-/** The nice value of page workers (0 is the main thread's; 19 the lowest priority). */
-export const PAGE_WORKER_NICENESS = 10;
-
-export interface WorkerSettings {
-  registryLocation: string;
-  paging: PagingLimits;
-  registryCacheMs: number;
+/** Tells whether the server writes as many large responses as it may, each time that changes. */
+export interface StreamLoad {
+  watch(listener: (atLimit: boolean) => void): void;
 }
-
-export type ToWorker =
-  | { op: 'search' | 'get'; id: number; arg: unknown; form: NamingForm }
-  | { op: 'ack'; id: number }
-  | { op: 'cancel'; id: number }
-  | { op: 'close'; id: 0 };
-
-export type FromWorker =
-  | { type: 'ready'; id: number }
-  | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number }
-  | { type: 'chunk'; id: number; bytes: Uint8Array }
-  | { type: 'end'; id: number };
 
 /** Messages of one request, read in order as they come. */
 class Inbox {
@@ -58,7 +44,7 @@ class Inbox {
 
 // The worker runs the TypeScript sources as the main thread does: through tsx's loader.
 const TSX_API = import.meta.resolve('tsx/esm/api');
-const ENTRY = new URL('./page-worker.ts', import.meta.url).href;
+const ENTRY = new URL('./worker.ts', import.meta.url).href;
 const BOOT = `import(${JSON.stringify(TSX_API)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(ENTRY)}));`;
 
 class PageWorker {
@@ -80,6 +66,12 @@ class PageWorker {
 
   send(message: ToWorker): void {
     this.worker.postMessage(message);
+  }
+
+  /** The request will not be read any further: the worker stops building it. */
+  cancel(id: number): void {
+    this.inboxes.delete(id);
+    if (!this.exited) this.send({ op: 'cancel', id });
   }
 
   close(): Promise<void> {
@@ -104,24 +96,45 @@ function rethrown(message: FromWorker): Error {
   return new Error(`unexpected ${message.type} from a page worker`);
 }
 
-export function pageWorkers(count: number, settings: WorkerSettings) {
+/** Runs the operations of one registered module. */
+export interface PageOperationsHandle {
+  /** Sends the request to its worker; resolves once the worker has checked it (every 4xx happens there). */
+  run(name: string, arg: unknown, form: NamingForm): Promise<Reply>;
+}
+
+export type PageWorkerPool = ReturnType<typeof pageWorkerPool>;
+
+export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'modules'>, load?: StreamLoad) {
+  const modules: string[] = [];
   const workers: Array<PageWorker | undefined> = new Array(count);
+  let started = false;
+  let atLimit = false;
   let nextId = 1;
+
+  load?.watch((now) => {
+    atLimit = now;
+    for (const worker of workers) if (worker && !worker.exited) worker.send({ op: 'limit', id: 0, atLimit });
+  });
 
   function workerFor(key: string): PageWorker {
     const index = createHash('sha1').update(key).digest().readUInt32BE(0) % count;
     let worker = workers[index];
-    if (!worker || worker.exited) workers[index] = worker = new PageWorker(settings);
+    if (!worker || worker.exited) {
+      started = true;
+      workers[index] = worker = new PageWorker({ ...settings, modules });
+      if (atLimit) worker.send({ op: 'limit', id: 0, atLimit });
+    }
     return worker;
   }
 
-  /** Sends the request to its worker; resolves once the worker has checked it (every 4xx happens here). */
-  async function run(op: 'search' | 'get', arg: unknown, form: NamingForm, key: string): Promise<Reply> {
-    const worker = workerFor(key);
+  async function run(module: number, name: string, arg: unknown, form: NamingForm): Promise<Reply> {
+    // The pages of one query (whatever the token and page size) go to one worker.
+    const query = arg !== null && typeof arg === 'object' ? { ...arg, pageToken: undefined, pageSize: undefined } : arg;
+    const worker = workerFor(`${module}\0${name}\0${canonicalJson(query)}`);
     const id = nextId++;
     const inbox = new Inbox();
     worker.inboxes.set(id, inbox);
-    worker.send({ op, id, arg, form });
+    worker.send({ op: 'run', id, module, name, arg, form });
     const first = await inbox.take();
     if (first.type !== 'ready') {
       worker.inboxes.delete(id);
@@ -143,20 +156,23 @@ export function pageWorkers(count: number, settings: WorkerSettings) {
             worker.send({ op: 'ack', id });
           }
         } finally {
-          worker.inboxes.delete(id);
           // The client went away (or the socket failed): the worker stops building the page.
-          if (!ended && !worker.exited) worker.send({ op: 'cancel', id });
+          if (ended) worker.inboxes.delete(id);
+          else worker.cancel(id);
         }
       },
+      // Refused before a byte was written (the server is at its limit of large responses).
+      abandon: () => worker.cancel(id),
     };
   }
 
   return {
-    searchVariants(body: { pageToken?: string } & Record<string, unknown>, form: NamingForm): Promise<Reply> {
-      const { pageToken: _token, pageSize: _size, ...query } = body;
-      return run('search', body, form, JSON.stringify(query));
+    /** Registers a module of page operations (before the first request); returns how to run them. */
+    operations(moduleUrl: string): PageOperationsHandle {
+      if (started) throw new Error('page operations must be registered before the first request');
+      const index = modules.push(moduleUrl) - 1;
+      return { run: (name, arg, form) => run(index, name, arg, form) };
     },
-    getVariant: (id: string, form: NamingForm) => run('get', id, form, id),
     async close(): Promise<void> {
       await Promise.all(workers.filter((w): w is PageWorker => w !== undefined && !w.exited).map((w) => w.close()));
     },

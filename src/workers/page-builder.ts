@@ -1,0 +1,342 @@
+/**
+ * What a page worker does with the requests the main thread sends it: runs the operation, hands the
+ * JSON to the main thread chunk by chunk (one chunk in flight: the next is built once the main thread
+ * has written the last, so the socket's backpressure reaches the page's building), and builds the next
+ * page of a search ahead of its request.
+ *
+ * Read-ahead. Clients page one request at a time: the server idles while the client reads a page, and
+ * the client idles while the server builds the next. So once a page with a nextPageToken is built, the
+ * same request with that token, in the same naming form, is built into memory; the client's next
+ * request takes it (or joins its build while it runs). Such a page is exact: the same operation on the
+ * same request writes the same bytes, and it is served only while the registrations it depends on are
+ * unchanged, as read through the registry cache at the time of the request (`registration`), and at
+ * most `holdMs` (no longer than the registry cache time) after its build began. A page built ahead that
+ * fails is dropped without a word: the request then builds its own page and reports its own error.
+ * Pages are built ahead only while the server is below its limit of large responses, one page ahead
+ * per query, within `maxBytes` per worker.
+ */
+import { GAException } from '../protocol/errors.js';
+import { pageTokenAtEnd, type JsonSink, type JsonStream } from '../protocol/reply.js';
+import { TemporarilyUnavailable } from '../unavailable.js';
+import { canonicalJson, type FromWorker, type PageOperation, type PageOperations, type ReadAheadLimits, type ToWorker } from './operations.js';
+
+export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
+type RunMessage = Extract<ToWorker, { op: 'run' }>;
+
+/** Thrown into a page's writer once nobody wants the page any more. */
+const CANCELLED = new Error('the page is no longer wanted');
+/** What reading a page built ahead throws when its build failed. */
+const AHEAD_FAILED = new Error('the page built ahead failed');
+/** Bytes of a page's end kept to read its nextPageToken from (a token is at most 4,096 characters). */
+const TAIL_BYTES = 8192;
+
+/** The error as the main thread will rethrow it: the protocol's kinds (a damaged file: 503) keep their kind. */
+function describeError(e: unknown, id: number): FromWorker & { type: 'error' } {
+  if (e instanceof GAException) return { type: 'error', id, kind: e.kind, message: e.message, retryAfterSeconds: e.retryAfterSeconds };
+  if (e instanceof TemporarilyUnavailable) return { type: 'error', id, kind: 'unavailable', message: e.message, retryAfterSeconds: e.retryAfterSeconds };
+  return { type: 'error', id, kind: 'internal', message: (e as Error)?.stack ?? String(e) };
+}
+
+/** A piece of JSON as bytes of its own, so its buffer can be moved to the main thread without a second copy. */
+function ownCopy(chunk: string | Uint8Array): Uint8Array {
+  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  const own = new Uint8Array(bytes.byteLength);
+  own.set(bytes);
+  return own;
+}
+
+/** The last bytes of a page, to read its nextPageToken from. */
+class Tail {
+  private text = '';
+
+  add(bytes: Uint8Array): void {
+    const from = Math.max(0, bytes.byteLength - TAIL_BYTES);
+    this.text = (this.text + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1', from)).slice(-TAIL_BYTES);
+  }
+
+  token(): string | undefined {
+    return pageTokenAtEnd(this.text);
+  }
+}
+
+/** A page built ahead of its request: its chunks so far, and how its build went. */
+class AheadPage {
+  private chunks: Array<Uint8Array | undefined> = [];
+  bytes = 0;
+  /** Checking the request, then writing the page; it ends done or failed. */
+  state: 'checking' | 'writing' | 'done' | 'failed' = 'checking';
+  /** A request took it (it is no longer in the worker's store). */
+  taken = false;
+  cancelled = false;
+  readonly tail = new Tail();
+  timer?: NodeJS.Timeout;
+  private wakers: Array<() => void> = [];
+
+  constructor(
+    readonly key: string,
+    /** The registrations the page depends on, read when its build began. */
+    readonly registration: Promise<string | undefined>,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.byteLength;
+    this.tail.add(chunk);
+    this.wake();
+  }
+
+  settle(state: AheadPage['state']): void {
+    this.state = state;
+    this.wake();
+  }
+
+  /** True once the page passed its request's checks, false when it failed before. */
+  async checked(): Promise<boolean> {
+    while (this.state === 'checking') await this.changed();
+    return this.state !== 'failed' || this.chunks.length > 0;
+  }
+
+  /** Its nextPageToken once the page is done; undefined when it has none or failed. */
+  async finished(): Promise<string | undefined> {
+    while (this.state === 'checking' || this.state === 'writing') await this.changed();
+    return this.state === 'done' ? this.tail.token() : undefined;
+  }
+
+  /** Its chunks in order, as they are built; throws AHEAD_FAILED when the build fails. */
+  async *read(): AsyncGenerator<Uint8Array> {
+    for (let i = 0; ; ) {
+      if (i < this.chunks.length) {
+        const chunk = this.chunks[i]!;
+        this.chunks[i++] = undefined; // moved to the main thread: nothing left to keep
+        yield chunk;
+      } else if (this.state === 'done') return;
+      else if (this.state === 'failed') throw AHEAD_FAILED;
+      else await this.changed();
+    }
+  }
+
+  private changed(): Promise<void> {
+    return new Promise((resolve) => this.wakers.push(resolve));
+  }
+
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const wake of wakers) wake();
+  }
+}
+
+/** A request being answered: whether the main thread still wants it, and the chunk it has not written yet. */
+interface Request {
+  cancelled: boolean;
+  written?: { resolve: () => void; reject: (e: Error) => void };
+}
+
+export class PageBuilder {
+  private readonly requests = new Map<number, Request>();
+  private readonly ahead = new Map<string, AheadPage>();
+  /** Bytes of the pages in `ahead` (taken pages belong to their request). */
+  private aheadBytes = 0;
+  private atLimit = false;
+
+  constructor(
+    /** The operations of each registered module, by module index. */
+    private readonly operations: PageOperations[],
+    private readonly limits: ReadAheadLimits,
+    private readonly post: Post,
+  ) {}
+
+  receive(message: ToWorker): void {
+    switch (message.op) {
+      case 'run':
+        void this.serve(message);
+        return;
+      case 'ack':
+        return this.requests.get(message.id)?.written?.resolve();
+      case 'cancel': {
+        const request = this.requests.get(message.id);
+        if (request) {
+          request.cancelled = true;
+          request.written?.reject(CANCELLED);
+        }
+        return;
+      }
+      case 'limit':
+        this.atLimit = message.atLimit;
+        // Builds ahead give way to the requests themselves; pages already built stay (they cost no CPU).
+        if (message.atLimit) for (const page of [...this.ahead.values()]) if (page.state !== 'done') this.drop(page);
+        return;
+      case 'close':
+        for (const page of [...this.ahead.values()]) this.drop(page);
+        return;
+    }
+  }
+
+  private keyOf(message: Pick<RunMessage, 'module' | 'name' | 'form'>, arg: unknown): string {
+    return `${message.module}\0${message.name}\0${message.form}\0${canonicalJson(arg)}`;
+  }
+
+  private async serve(message: RunMessage): Promise<void> {
+    const { id, arg, form } = message;
+    const operation = this.operations[message.module]?.[message.name];
+    if (!operation) {
+      this.post(describeError(new Error(`no page operation '${message.name}' in module ${message.module}`), id));
+      return;
+    }
+    const request: Request = { cancelled: false };
+    this.requests.set(id, request);
+    try {
+      let page = operation.registration ? this.take(this.keyOf(message, arg)) : undefined;
+      if (page && !(await this.stillExact(page, operation, arg))) page = undefined;
+      let stream: JsonStream | undefined;
+      if (!page) {
+        try {
+          stream = await operation.start(arg);
+        } catch (e) {
+          this.post(describeError(e, id));
+          return;
+        }
+      }
+      this.post({ type: 'ready', id, ahead: page !== undefined });
+      const out = this.sender(id, request);
+      try {
+        if (page) {
+          // The next page is built ahead once this one is complete.
+          void page.finished().then((token) => token && this.buildAhead(message, token));
+          try {
+            for await (const chunk of page.read()) await out.send(chunk);
+          } catch (e) {
+            if (e !== AHEAD_FAILED) throw e;
+            // Its build failed midway: the request builds the page itself, after what was already sent
+            // (the same bytes), and reports its own error if it fails too.
+            stream = await operation.start(arg);
+            await stream.write(out.skipping(out.sent), form);
+            if (operation.registration) this.buildAhead(message, out.tail.token());
+          }
+        } else {
+          await stream!.write(out, form);
+          if (operation.registration) this.buildAhead(message, out.tail.token());
+        }
+        this.post({ type: 'end', id });
+      } catch (e) {
+        if (e !== CANCELLED) this.post(describeError(e, id));
+      }
+    } finally {
+      this.requests.delete(id);
+    }
+  }
+
+  /** A sink that hands each chunk to the main thread and resolves once it is written there. */
+  private sender(id: number, request: Request) {
+    const tail = new Tail();
+    const post = this.post;
+    const sender = {
+      sent: 0,
+      tail,
+      /** Sends a chunk the worker owns (moved, not copied). */
+      send(chunk: Uint8Array): Promise<void> {
+        if (request.cancelled) return Promise.reject(CANCELLED);
+        tail.add(chunk);
+        sender.sent += chunk.byteLength;
+        const written = new Promise<void>((resolve, reject) => (request.written = { resolve, reject }));
+        post({ type: 'chunk', id, bytes: chunk }, [chunk.buffer as ArrayBuffer]);
+        return written;
+      },
+      write: (chunk: string | Uint8Array) => sender.send(ownCopy(chunk)),
+      /** The same sink, leaving out the first `skip` bytes written to it. */
+      skipping(skip: number): JsonSink {
+        let left = skip;
+        return {
+          write(chunk) {
+            const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+            if (left >= bytes.byteLength) {
+              left -= bytes.byteLength;
+              return;
+            }
+            const rest = bytes.subarray(left);
+            left = 0;
+            return sender.write(rest);
+          },
+        };
+      },
+    };
+    return sender;
+  }
+
+  /** Takes the page built ahead for this key out of the store, if there is one. */
+  private take(key: string): AheadPage | undefined {
+    const page = this.ahead.get(key);
+    if (!page) return undefined;
+    this.forget(page);
+    page.taken = true;
+    return page;
+  }
+
+  /** Whether a page built ahead is what the request would get now; when not, its build stops. */
+  private async stillExact(page: AheadPage, operation: PageOperation, arg: unknown): Promise<boolean> {
+    const [then, now] = await Promise.all([page.registration, operation.registration!(arg).catch(() => undefined)]);
+    if (then === undefined || now !== then) {
+      page.cancelled = true;
+      return false;
+    }
+    return page.checked();
+  }
+
+  /** Starts building the page after `message`'s, with `token`, unless the limits say no. */
+  private buildAhead(message: RunMessage, token: string | undefined): void {
+    const operation = this.operations[message.module][message.name];
+    if (!token || !operation.registration || this.atLimit) return;
+    if (this.limits.maxBytes <= 0 || this.limits.holdMs <= 0 || this.aheadBytes >= this.limits.maxBytes) return;
+    const arg = { ...(message.arg as Record<string, unknown>), pageToken: token };
+    const key = this.keyOf(message, arg);
+    if (this.ahead.has(key)) return;
+    const page = new AheadPage(key, operation.registration(arg).catch(() => undefined));
+    this.ahead.set(key, page);
+    page.timer = setTimeout(() => this.drop(page), this.limits.holdMs);
+    page.timer.unref();
+    void (async () => {
+      try {
+        const stream = await operation.start(arg);
+        if (page.cancelled) throw CANCELLED;
+        page.settle('writing');
+        await stream.write({ write: (chunk) => this.keepAhead(page, chunk) }, message.form);
+        page.settle('done');
+      } catch {
+        // Never reported: the request, if it comes, builds its page itself.
+        page.settle('failed');
+        this.forget(page);
+      }
+    })();
+  }
+
+  /** Keeps a chunk of a page being built ahead; gives way to other work between chunks. */
+  private keepAhead(page: AheadPage, chunk: string | Uint8Array): Promise<void> {
+    if (page.cancelled) throw CANCELLED;
+    const own = ownCopy(chunk);
+    if (!page.taken) {
+      if (this.aheadBytes + own.byteLength > this.limits.maxBytes) {
+        this.drop(page);
+        throw CANCELLED;
+      }
+      this.aheadBytes += own.byteLength;
+    }
+    page.push(own);
+    // Requests (and their acks) are handled between any two chunks of a page built ahead.
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Drops a page from the store and stops its build. */
+  private drop(page: AheadPage): void {
+    if (page.taken) return;
+    page.cancelled = true;
+    this.forget(page);
+  }
+
+  /** Takes a page out of the store (its bytes no longer count against the limit). */
+  private forget(page: AheadPage): void {
+    if (this.ahead.get(page.key) !== page) return;
+    this.ahead.delete(page.key);
+    this.aheadBytes -= page.bytes;
+    clearTimeout(page.timer);
+  }
+}
