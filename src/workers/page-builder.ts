@@ -138,6 +138,8 @@ export class PageBuilder {
   /** Bytes of the pages in `ahead` (taken pages belong to their request). */
   private aheadBytes = 0;
   private atLimit = false;
+  /** The builds of pages ahead under way. */
+  private readonly building = new Set<Promise<void>>();
 
   constructor(
     /** The operations of each registered module, by module index. */
@@ -294,7 +296,7 @@ export class PageBuilder {
     this.ahead.set(key, page);
     page.timer = setTimeout(() => this.drop(page), this.limits.holdMs);
     page.timer.unref();
-    void (async () => {
+    const build = (async () => {
       try {
         const stream = await operation.start(arg);
         if (page.cancelled) throw CANCELLED;
@@ -307,6 +309,13 @@ export class PageBuilder {
         this.forget(page);
       }
     })();
+    this.building.add(build);
+    void build.finally(() => this.building.delete(build));
+  }
+
+  /** Resolves once no page is being built ahead (what a test waits for before changing the registry). */
+  async aheadSettled(): Promise<void> {
+    while (this.building.size) await Promise.all([...this.building]);
   }
 
   /** Keeps a chunk of a page being built ahead; gives way to other work between chunks. */

@@ -1,0 +1,239 @@
+/**
+ * The page workers' work (src/workers/page-builder.ts), driven in this process with the areas' real
+ * operations on a real registry and real files: pages built ahead of their requests are the very bytes
+ * of pages built on request, are taken by the next request, and are not served once the set was
+ * registered again, while the server is at its stream limit, beyond the memory bound or after the
+ * hold time; a page built ahead that fails is reported to no one. Then over HTTP: read pages built in
+ * a worker, with and without read-ahead, and on the main thread, are the same bytes.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { addDataset } from '../src/areas/datasets/store.js';
+import { pageOperations as readOperations } from '../src/areas/reads/page-operations.js';
+import { loadReadGroupSet } from '../src/areas/reads/loader.js';
+import { removeReadGroupSet } from '../src/areas/reads/store.js';
+import { loadReferenceSet } from '../src/areas/references/loader.js';
+import { pageOperations as variantOperations } from '../src/areas/variants/page-operations.js';
+import { loadVariantSet } from '../src/areas/variants/loader.js';
+import { defaultPagingLimits } from '../src/protocol/paging.js';
+import type { NamingForm } from '../src/protocol/schema.js';
+import type { Registry } from '../src/registry/registry.js';
+import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';
+import { PageBuilder } from '../src/workers/page-builder.js';
+import { copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA } from './helpers.js';
+
+const dir = tempDir();
+const bamDir = path.join(dir, 'bam');
+fs.mkdirSync(bamDir);
+const bam = copyFixture('compliance/brca1_HG00096.bam', bamDir);
+copyFixture('compliance/brca1_HG00096.bam.bai', bamDir);
+const fasta = copyFixture('compliance/ref_brca1.fa', dir);
+copyFixture('compliance/ref_brca1.fa.fai', dir);
+const samText = fs.readFileSync(path.join(TESTDATA, 'compliance', 'brca1_HG00096.sam'), 'utf8');
+const READ_GROUPS = [...samText.matchAll(/^@RG\tID:([^\t\n]+)/gm)].map((m) => m[1]);
+const READS = samText.split('\n').filter((l) => l && !l.startsWith('@')).length;
+const readsRequest = { readGroupIds: READ_GROUPS.map((g) => idOf('ds', 'rgs', 'brca', g)), pageSize: 300 };
+
+// The compliance VCF, bgzipped by the bgzip tool, whose later blocks are damaged in one test.
+const vcfText = fs.readFileSync(path.join(TESTDATA, 'compliance', 'brca1_1kgPhase3_variants.vcf'), 'utf8');
+const VARIANTS = vcfText.split('\n').filter((l) => l && !l.startsWith('#')).length;
+function bgzipped(name: string): string {
+  const folder = fs.mkdtempSync(path.join(dir, 'vcf-'));
+  const file = path.join(folder, name);
+  const r = spawnSync('bgzip', ['-c'], { input: vcfText });
+  assert.equal(r.status, 0, String(r.stderr));
+  fs.writeFileSync(file, r.stdout);
+  assert.equal(spawnSync('tabix', ['-p', 'vcf', file]).status, 0);
+  return file;
+}
+const variantsRequest = (set: string, pageSize: number) => ({ variantSetId: idOf('ds', 'vs', set), referenceName: 'ref_brca1', pageSize });
+
+let location: string;
+let registry: Registry;
+let damagedVcf: string;
+
+before(async () => {
+  ({ location, registry } = await newRegistry(dir));
+  await addDataset(registry, 'ds');
+  await loadReferenceSet(registry, fasta, { name: 'hg37' });
+  await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'hg37', name: 'brca' });
+  await loadVariantSet(registry, 'ds', [bgzipped('brca.vcf.gz')], { referenceset: 'hg37', name: 'brca' });
+  damagedVcf = bgzipped('damaged.vcf.gz');
+  await loadVariantSet(registry, 'ds', [damagedVcf], { referenceset: 'hg37', name: 'damaged' });
+});
+
+interface Answer {
+  ahead: boolean;
+  text: string;
+  error?: { kind: string; message: string };
+}
+
+/** A builder with the reads (module 0) and variants (module 1) operations, and a main thread that writes every chunk at once. */
+function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000) {
+  const settings: WorkerSettings = {
+    registryLocation: location,
+    paging: { ...defaultPagingLimits, maxPageSize: 5000 },
+    registryCacheMs,
+    readAhead: { maxBytes: 64 << 20, holdMs: 60_000, ...limits },
+    modules: [],
+  };
+  const inboxes = new Map<number, (m: FromWorker) => void>();
+  /** Messages for requests nobody made (a page built ahead must never report anything). */
+  const strays: FromWorker[] = [];
+  const builder = new PageBuilder([readOperations(registry, settings), variantOperations(registry, settings)], settings.readAhead, (m) => {
+    const deliver = inboxes.get(m.id);
+    if (deliver) deliver(m);
+    else strays.push(m);
+  });
+  let nextId = 1;
+  function request(module: number, name: string, arg: unknown, form: NamingForm = 'camel'): Promise<Answer> {
+    const id = nextId++;
+    const chunks: Buffer[] = [];
+    let ahead = false;
+    return new Promise((resolve) => {
+      inboxes.set(id, (m) => {
+        if (m.type === 'ready') ahead = m.ahead;
+        else if (m.type === 'chunk') {
+          chunks.push(Buffer.from(m.bytes));
+          setImmediate(() => builder.receive({ op: 'ack', id }));
+        } else {
+          inboxes.delete(id);
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve(m.type === 'error' ? { ahead, text, error: { kind: m.kind, message: m.message } } : { ahead, text });
+        }
+      });
+      builder.receive({ op: 'run', id, module, name, arg, form });
+    });
+  }
+  /** Every page of a search, following nextPageToken (in the form asked for). */
+  async function pages(module: number, name: string, arg: Record<string, unknown>, form: NamingForm = 'camel'): Promise<Answer[]> {
+    const answers: Answer[] = [];
+    let token: string | undefined;
+    do {
+      const answer = await request(module, name, token ? { ...arg, pageToken: token } : arg, form);
+      assert.equal(answer.error, undefined, answer.error?.message);
+      answers.push(answer);
+      token = JSON.parse(answer.text)[form === 'snake' ? 'next_page_token' : 'nextPageToken'];
+    } while (token);
+    return answers;
+  }
+  return { builder, request, pages, strays };
+}
+
+describe('pages built ahead', () => {
+  it('are the bytes of the pages built on request, taken by the next request, in either naming form', async () => {
+    for (const [module, name, arg, count] of [
+      [0, 'searchReads', readsRequest, READS],
+      [1, 'searchVariants', variantsRequest('brca', 150), VARIANTS],
+    ] as const) {
+      for (const form of ['camel', 'snake'] as const) {
+        const ahead = await harness().pages(module, name, arg, form);
+        const onRequest = await harness({ maxBytes: 0 }).pages(module, name, arg, form);
+        assert.ok(ahead.length >= 5, `${ahead.length} pages`);
+        assert.deepEqual(
+          ahead.map((a) => a.text),
+          onRequest.map((a) => a.text),
+        );
+        assert.deepEqual(
+          ahead.map((a) => a.ahead),
+          ahead.map((_, i) => i > 0),
+          'every page after the first was built ahead',
+        );
+        assert.ok(onRequest.every((a) => !a.ahead));
+        const list = name === 'searchReads' ? 'alignments' : 'variants'; // the same in both forms
+        assert.equal(ahead.reduce((n, a) => n + JSON.parse(a.text)[list].length, 0), count);
+      }
+    }
+  });
+
+  it('are not served once the set was registered again', async () => {
+    // Registrations read afresh on every request (a registry cache time of 0), pages held a minute.
+    const { builder, request } = harness({}, 0);
+    const first = await request(0, 'searchReads', readsRequest);
+    const token = JSON.parse(first.text).nextPageToken;
+    await builder.aheadSettled(); // the second page is built, under the first registration
+    await removeReadGroupSet(registry, 'ds', 'brca');
+    await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'hg37', name: 'brca' });
+    const second = await request(0, 'searchReads', { ...readsRequest, pageToken: token });
+    assert.equal(second.error, undefined);
+    assert.equal(second.ahead, false);
+    // The page after it, built ahead under the new registration, is served.
+    const third = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(second.text).nextPageToken });
+    assert.equal(third.ahead, true);
+  });
+
+  it('are not built while the server writes as many large responses as it may', async () => {
+    const { builder, request } = harness();
+    builder.receive({ op: 'limit', id: 0, atLimit: true });
+    const first = await request(0, 'searchReads', readsRequest);
+    const second = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(first.text).nextPageToken });
+    assert.equal(second.ahead, false);
+    builder.receive({ op: 'limit', id: 0, atLimit: false });
+    const third = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(second.text).nextPageToken });
+    const fourth = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(third.text).nextPageToken });
+    assert.equal(third.ahead, false);
+    assert.equal(fourth.ahead, true);
+  });
+
+  it('are not built beyond the memory bound, nor kept past the hold time', async () => {
+    const small = harness({ maxBytes: 64 * 1024 }); // a page of 300 reads is ~360 KB
+    const first = await small.request(0, 'searchReads', readsRequest);
+    const next = { ...readsRequest, pageToken: JSON.parse(first.text).nextPageToken };
+    // (A request that came while the page was still being built would take it over, bound or not.)
+    await small.builder.aheadSettled();
+    assert.equal((await small.request(0, 'searchReads', next)).ahead, false);
+
+    const brief = harness({ holdMs: 50 });
+    await brief.request(0, 'searchReads', readsRequest);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const late = await brief.request(0, 'searchReads', next);
+    assert.equal(late.ahead, false);
+    assert.equal(late.text, (await harness({ maxBytes: 0 }).request(0, 'searchReads', next)).text);
+  });
+
+  it('that fail are reported to no one: the request builds its page and reports its own error', async () => {
+    // The last data block is overwritten: the first page lies before it, the second over it.
+    const bytes = fs.readFileSync(damagedVcf);
+    const blocks: number[] = [];
+    for (let at = 0; at < bytes.length; at += bytes.readUInt16LE(at + 16) + 1) blocks.push(at);
+    const last = blocks.length - 2; // the one before the end-of-file block
+    bytes.fill(0x5a, blocks[last] + 2000, blocks[last] + 2064);
+    fs.writeFileSync(damagedVcf, bytes);
+    const pageSize = Math.floor(VARIANTS / 2) - 50;
+    const { builder, request, strays } = harness();
+    const first = await request(1, 'searchVariants', variantsRequest('damaged', pageSize));
+    assert.equal(first.error, undefined, first.error?.message);
+    const token = JSON.parse(first.text).nextPageToken;
+    await builder.aheadSettled(); // the page built ahead has failed
+    const second = await request(1, 'searchVariants', { ...variantsRequest('damaged', pageSize), pageToken: token });
+    assert.equal(second.error?.kind, 'unavailable');
+    assert.match(second.error!.message, /variant set 'damaged'/);
+    assert.deepEqual(strays, []);
+  });
+});
+
+describe('read pages over HTTP', () => {
+  it('are the same bytes built in a worker with and without read-ahead, and on the main thread', async () => {
+    const texts: string[][] = [];
+    for (const overrides of [{ pageWorkers: 1 }, { pageWorkers: 1, readAheadBytes: 0 }, { pageWorkers: 0 }]) {
+      const server = await startTestServer(location, overrides);
+      const pages: string[] = [];
+      let token: string | undefined;
+      do {
+        const res = await server.post('/reads/search', token ? { ...readsRequest, pageToken: token } : readsRequest);
+        assert.equal(res.status, 200, res.text);
+        pages.push(res.text);
+        token = res.json.nextPageToken;
+      } while (token);
+      await server.close();
+      texts.push(pages);
+    }
+    assert.ok(texts[0].length >= 5);
+    assert.deepEqual(texts[1], texts[0]);
+    assert.deepEqual(texts[2], texts[0]);
+    assert.equal(texts[0].reduce((n, t) => n + JSON.parse(t).alignments.length, 0), READS);
+  });
+});
