@@ -22,6 +22,8 @@ export interface BenchOptions {
   bigwigLength: number;
   /** `serve --page-workers`, when given (else the server's default). */
   pageWorkers?: number;
+  /** `serve --read-ahead-mb`, when given (else the server's default). */
+  readAheadMb?: number;
   profile: boolean;
   targets: boolean;
   scratch: string;
@@ -44,6 +46,8 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
                         P6 is GET /info on fresh connections while 4 clients page through every call;
                         F1, F2 and C1 are the sequence-annotation parts)
   --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)
+  --read-ahead-mb N     start the server with --read-ahead-mb N (BENCH_READ_AHEAD_MB; 0: no read-ahead;
+                        default: the server's)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
   --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)
@@ -62,9 +66,9 @@ function count(text: string, label: string): number {
   return Math.round(n);
 }
 
-function pageWorkersOf(text: string): number {
+function wholeNumber(text: string, flag: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--page-workers must be a whole number, not '${text}'`);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be a whole number, not '${text}'`);
   return n;
 }
 
@@ -82,6 +86,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     features: { type: 'string' },
     'bigwig-length': { type: 'string' },
     'page-workers': { type: 'string' },
+    'read-ahead-mb': { type: 'string' },
     profile: { type: 'boolean' },
     'no-targets': { type: 'boolean' },
     scratch: { type: 'string' },
@@ -106,6 +111,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     .filter(Boolean);
   for (const p of only) if (!PARTS.includes(p as Part)) throw new UsageError(`--only takes ${PARTS.join(', ')}, not '${p}'`);
   const pageWorkersText = values['page-workers'] ?? env.BENCH_PAGE_WORKERS;
+  const readAheadText = values['read-ahead-mb'] ?? env.BENCH_READ_AHEAD_MB;
   const flag = (v: boolean | undefined, variable: string) => v ?? /^(1|true|yes)$/i.test(env[variable] ?? '');
   return {
     data: {
@@ -121,7 +127,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     parts: new Set(only as Part[]),
     features: count(pick('features', 'BENCH_FEATURES', '2.5M'), '--features'),
     bigwigLength: count(pick('bigwig-length', 'BENCH_BIGWIG_LENGTH', '10M'), '--bigwig-length'),
-    pageWorkers: pageWorkersText === undefined ? undefined : pageWorkersOf(pageWorkersText),
+    pageWorkers: pageWorkersText === undefined ? undefined : wholeNumber(pageWorkersText, '--page-workers'),
+    readAheadMb: readAheadText === undefined ? undefined : wholeNumber(readAheadText, '--read-ahead-mb'),
     profile: flag(values.profile, 'BENCH_PROFILE'),
     targets: !flag(values['no-targets'], 'BENCH_NO_TARGETS'),
     scratch: path.resolve(pick('scratch', 'BENCH_SCRATCH', path.join(ROOT, 'bench', 'scratch'))),

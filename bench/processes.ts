@@ -63,6 +63,8 @@ export interface ServeOptions {
   profileDir?: string;
   /** `--page-workers`, when given. */
   pageWorkers?: number;
+  /** `--read-ahead-mb`, when given. */
+  readAheadMb?: number;
 }
 
 /** `node bin/ga4gh serve REGISTRY --port 0` on loopback, in its own process. */
@@ -79,6 +81,7 @@ export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
       '--port',
       '0',
       ...(o.pageWorkers === undefined ? [] : ['--page-workers', String(o.pageWorkers)]),
+      ...(o.readAheadMb === undefined ? [] : ['--read-ahead-mb', String(o.readAheadMb)]),
     ],
     /serving .* at (http:\/\/\S+)/,
     o.logFile,

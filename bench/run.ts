@@ -125,11 +125,12 @@ async function main(): Promise<void> {
   // One server for the whole run, or with --profile one per part so each part has its own profile.
   let shared: RunningServer | undefined;
   const serverFor = async (part: string) => {
-    if (!options.profile) return (shared ??= await startGa4ghServer({ registry, logFile: path.join(resultsDir, 'server.log'), pageWorkers: options.pageWorkers }));
+    const serve = { registry, logFile: path.join(resultsDir, 'server.log'), pageWorkers: options.pageWorkers, readAheadMb: options.readAheadMb };
+    if (!options.profile) return (shared ??= await startGa4ghServer(serve));
     const dir = path.join(profileDir, part);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
-    return startGa4ghServer({ registry, logFile: path.join(resultsDir, 'server.log'), profileDir: dir, pageWorkers: options.pageWorkers });
+    return startGa4ghServer({ ...serve, profileDir: dir });
   };
   const groups: Array<{ part: string; when: boolean; run: (ctx: Context) => Promise<Figure[]> }> = [
     { part: 'P1', when: wants('P1') || wants('P5'), run: (ctx) => measureVariants(ctx, wants('P1'), wants('P5')) },
@@ -188,7 +189,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     commit: gitCommit(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverage: { before: loadBefore, after: os.loadavg() } },
-    parameters: { ...options.data, pageWorkers: options.pageWorkers, duration: options.duration, deepPages: options.deepPages, repetitions: options.repetitions, parts: [...options.parts] },
+    parameters: { ...options.data, pageWorkers: options.pageWorkers, readAheadMb: options.readAheadMb, duration: options.duration, deepPages: options.deepPages, repetitions: options.repetitions, parts: [...options.parts] },
     generationSeconds: data.generationSeconds,
     loadSeconds,
     figures,

@@ -37,6 +37,16 @@ describe('layers', () => {
     assert.deepEqual(offending, []);
   });
 
+  it('the page workers import nothing from the areas nor from the HTTP layer: areas register their operations with them', () => {
+    const outside = [path.join(SRC, 'areas') + path.sep, path.join(SRC, 'http') + path.sep];
+    const offending = filesUnder(path.join(SRC, 'workers')).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => outside.some((dir) => target.startsWith(dir)))
+        .map((target) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, target)}`),
+    );
+    assert.deepEqual(offending, []);
+  });
+
   it('the reader of imports sees the imports it is meant to see', () => {
     // Guards the test above against a pattern that matches nothing.
     const app = importsOf(path.join(SRC, 'app.ts')).map((f) => path.relative(SRC, f));
