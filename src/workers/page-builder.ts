@@ -1,7 +1,7 @@
 /**
  * What a page worker does with the requests the main thread sends it: runs the operation, hands the
- * JSON to the main thread chunk by chunk (one chunk in flight: the next is built once the main thread
- * has written the last, so the socket's backpressure reaches the page's building), and builds the next
+ * JSON to the main thread chunk by chunk (a bounded number in flight: the page's building waits while
+ * the main thread has not written them, so the socket's backpressure reaches it), and builds the next
  * page of a search ahead of its request.
  *
  * Read-ahead. Clients page one request at a time: the server idles while the client reads a page, and
@@ -27,6 +27,11 @@ type RunMessage = Extract<ToWorker, { op: 'run' }>;
 const CANCELLED = new Error('the page is no longer wanted');
 /** What reading a page built ahead throws when its build failed. */
 const AHEAD_FAILED = new Error('the page built ahead failed');
+/**
+ * Chunks handed to the main thread and not yet written there, at most: with two, the socket has the
+ * next chunk at hand when it has written one, and a request holds at most ~2 MB in flight.
+ */
+const CHUNKS_IN_FLIGHT = 2;
 /** Bytes of a page's end kept to read its nextPageToken from (a token is at most 4,096 characters). */
 const TAIL_BYTES = 8192;
 
@@ -126,10 +131,12 @@ class AheadPage {
   }
 }
 
-/** A request being answered: whether the main thread still wants it, and the chunk it has not written yet. */
+/** A request being answered: whether the main thread still wants it, and its chunks not yet written there. */
 interface Request {
   cancelled: boolean;
-  written?: { resolve: () => void; reject: (e: Error) => void };
+  inFlight: number;
+  /** The writer waiting for a chunk to be written before it sends another. */
+  waiting?: { resolve: () => void; reject: (e: Error) => void };
 }
 
 export class PageBuilder {
@@ -153,13 +160,21 @@ export class PageBuilder {
       case 'run':
         void this.serve(message);
         return;
-      case 'ack':
-        return this.requests.get(message.id)?.written?.resolve();
+      case 'ack': {
+        const request = this.requests.get(message.id);
+        if (request) {
+          request.inFlight--;
+          request.waiting?.resolve();
+          request.waiting = undefined;
+        }
+        return;
+      }
       case 'cancel': {
         const request = this.requests.get(message.id);
         if (request) {
           request.cancelled = true;
-          request.written?.reject(CANCELLED);
+          request.waiting?.reject(CANCELLED);
+          request.waiting = undefined;
         }
         return;
       }
@@ -185,7 +200,7 @@ export class PageBuilder {
       this.post(describeError(new Error(`no page operation '${message.name}' in module ${message.module}`), id));
       return;
     }
-    const request: Request = { cancelled: false };
+    const request: Request = { cancelled: false, inFlight: 0 };
     this.requests.set(id, request);
     try {
       let page = operation.registration ? this.take(this.keyOf(message, arg)) : undefined;
@@ -228,7 +243,7 @@ export class PageBuilder {
     }
   }
 
-  /** A sink that hands each chunk to the main thread and resolves once it is written there. */
+  /** A sink that hands each chunk to the main thread; it waits while CHUNKS_IN_FLIGHT are not written there. */
   private sender(id: number, request: Request) {
     const tail = new Tail();
     const post = this.post;
@@ -240,9 +255,9 @@ export class PageBuilder {
         if (request.cancelled) return Promise.reject(CANCELLED);
         tail.add(chunk);
         sender.sent += chunk.byteLength;
-        const written = new Promise<void>((resolve, reject) => (request.written = { resolve, reject }));
         post({ type: 'chunk', id, bytes: chunk }, [chunk.buffer as ArrayBuffer]);
-        return written;
+        if (++request.inFlight < CHUNKS_IN_FLIGHT) return Promise.resolve();
+        return new Promise<void>((resolve, reject) => (request.waiting = { resolve, reject }));
       },
       write: (chunk: string | Uint8Array) => sender.send(ownCopy(chunk)),
       /** The same sink, leaving out the first `skip` bytes written to it. */
