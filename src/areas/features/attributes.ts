@@ -6,7 +6,7 @@
  * value, and that differ between the two naming forms, written as one control character each (JSON
  * text never holds a raw control character: strings escape them). Each key with values is
  * `"key":` OPEN value {NEXT value} CLOSE, keys joined by commas, where OPEN and NEXT name the value's
- * type. `gene_id=ENSG1` is stored as `"gene_id":\x01"ENSG1"\x03` and sent as
+ * type (a leading mark says whether any value is not a string). `gene_id=ENSG1` is stored as `"gene_id":\x01"ENSG1"\x03` and sent as
  * `"gene_id":{"values":[{"stringValue":"ENSG1"}]}`: as short as plain JSON of the same lists, and sent
  * after a few native string replacements.
  */
@@ -24,8 +24,9 @@ const KINDS = [
   { open: '\x08', next: '\x0e', field: 'boolValue' },
 ] as const;
 const CLOSE = '\x03';
-const RARE_MARKER = /[\x04-\x08\x0e]/;
-const RARE_MARKERS = new RegExp(RARE_MARKER.source, 'g');
+/** Leads the stored form when a value is not a string (rare: GFF3 values are all strings). */
+const TYPED = '\x0f';
+const TYPED_MARKERS = /[\x04-\x08\x0e]/g;
 
 /** The kind of a value, as attributesOf (protocol/common.ts) types it. */
 const kindOf = (v: Value) => (typeof v === 'string' ? KINDS[0] : typeof v === 'boolean' ? KINDS[3] : Number.isInteger(v) ? KINDS[1] : KINDS[2]);
@@ -38,6 +39,7 @@ const valueText = (v: Value) => (typeof v === 'string' ? JSON.stringify(v) : typ
 export function storedAttributes(values: AttributeValues | null): string | null {
   if (!values) return null;
   let out = '';
+  let typed = false;
   for (const key in values) {
     const list = values[key];
     if (!list.length) continue;
@@ -45,11 +47,12 @@ export function storedAttributes(values: AttributeValues | null): string | null 
     out += JSON.stringify(key) + ':';
     for (let i = 0; i < list.length; i++) {
       const kind = kindOf(list[i]);
+      typed ||= kind !== KINDS[0];
       out += (i === 0 ? kind.open : kind.next) + valueText(list[i]);
     }
     out += CLOSE;
   }
-  return out || null;
+  return out ? (typed ? TYPED + out : out) : null;
 }
 
 /** The text each marker stands for, per naming form. */
@@ -69,8 +72,12 @@ const MARKERS: Record<NamingForm, Map<string, string>> = { camel: markerTexts('c
 /** The JSON of an Attributes message from the stored form. */
 export function attributesJson(stored: string, form: NamingForm): string {
   const texts = MARKERS[form];
-  let out = stored.replaceAll(KINDS[0].open, texts.get(KINDS[0].open)!).replaceAll(KINDS[0].next, texts.get(KINDS[0].next)!).replaceAll(CLOSE, '}]}');
-  if (RARE_MARKER.test(out)) out = out.replace(RARE_MARKERS, (m) => texts.get(m)!);
+  const typed = stored.charCodeAt(0) === TYPED.charCodeAt(0);
+  let out = (typed ? stored.slice(1) : stored)
+    .replaceAll(KINDS[0].open, texts.get(KINDS[0].open)!)
+    .replaceAll(KINDS[0].next, texts.get(KINDS[0].next)!)
+    .replaceAll(CLOSE, '}]}');
+  if (typed) out = out.replace(TYPED_MARKERS, (m) => texts.get(m)!);
   return `{${keyOf(Attributes, 'attr', form)}{${out}}}`;
 }
 

@@ -1,7 +1,7 @@
 /** Feature sets and features: searches and gets, as typed records. */
 import { attributesOf, type AttributesRecord } from '../../protocol/common.js';
 import { GAException, invalid, notFound } from '../../protocol/errors.js';
-import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import { decodeId, encodeId, idEncoder, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -12,7 +12,7 @@ import { readOntology } from '../ontologies/store.js';
 import { referenceSetId } from '../references/service.js';
 import type { FeatureSetRecord, FeaturesQuery } from './messages.js';
 import type { NamingForm } from '../../protocol/schema.js';
-import { featureJsonWriter } from './wire.js';
+import { featureJsonWriter, memoized } from './wire.js';
 import {
   getFeatureRow,
   getFeatureSet,
@@ -44,14 +44,20 @@ export function toFeatureSetRecord(row: FeatureSetRow): FeatureSetRecord {
   };
 }
 
-/** Each set row's writers, per naming form (set rows are kept a while by the service's cache). */
-const writersOf = new WeakMap<FeatureSetRow, Partial<Record<NamingForm, (row: FeatureRow) => string>>>();
+interface SetWriters {
+  idOf: (key: string) => string;
+  forms: Partial<Record<NamingForm, (row: FeatureRow, idOf: (key: string) => string) => string>>;
+}
+/** Each set row's id encoder and writers (set rows are kept a while by the service's cache). */
+const writersOf = new WeakMap<FeatureSetRow, SetWriters>();
 
-/** Writes stored rows of `set` as Feature JSON. */
-export function featureWriter(set: FeatureSetRow, form: NamingForm): (row: FeatureRow) => string {
+/** Writes stored rows of `set` as Feature JSON; one writer per page, or per record. */
+export function featureWriter(set: FeatureSetRow): (row: FeatureRow, form: NamingForm) => string {
   let writers = writersOf.get(set);
-  if (!writers) writersOf.set(set, (writers = {}));
-  return (writers[form] ??= featureJsonWriter(set.dataset_name, set.name, featureSetId(set.dataset_name, set.name), form));
+  if (!writers) writersOf.set(set, (writers = { idOf: idEncoder([set.dataset_name, 'fs', set.name]), forms: {} }));
+  const { forms } = writers;
+  const idOf = memoized(writers.idOf);
+  return (row, form) => (forms[form] ??= featureJsonWriter(featureSetId(set.dataset_name, set.name), form))(row, idOf);
 }
 
 type SetPosition = [string, string];
@@ -156,7 +162,7 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
         limit: pageSize + 1,
       });
       const page = keysetPage(rows, pageSize, fingerprint, (r) => r, (r): FeaturePosition => [Number(r.start), r.seq]);
-      return { ...page, write: (row, form) => featureWriter(set!, form)(row) };
+      return { ...page, write: featureWriter(set!) };
     },
 
     /** The feature's JSON in a naming form: the same text as in a search page. */
@@ -165,7 +171,8 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
       const set = await setRow(datasetName, setName);
       const row = set && (await getFeatureRow(registry, set.id, key));
       if (!set || !row) throw notFound('feature', id);
-      return (form) => featureWriter(set, form)(row);
+      const write = featureWriter(set);
+      return (form) => write(row, form);
     },
   };
 }

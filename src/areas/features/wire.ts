@@ -1,10 +1,9 @@
 /**
  * Features as they are sent: written from stored rows without building records. A page of features is
  * mostly attributes (stored close to their wire form, attributes.ts) and ids (encoded under the set's
- * prefix, idEncoder).
+ * prefix, protocol/ids.ts idEncoder).
  */
 import { OntologyTerm } from '../../protocol/common.js';
-import { idEncoder } from '../../protocol/ids.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { attributesJson } from './attributes.js';
 import { Feature } from './messages.js';
@@ -12,10 +11,11 @@ import { STRANDS, type FeatureRow } from './store.js';
 
 /**
  * Writes stored feature rows of one set as Feature JSON, field for field what writeMessage writes for
- * the record (fields in the message's order, unset ones left out).
+ * the record (fields in the message's order, unset ones left out). Ids come from `idOf`, the set's
+ * idEncoder; memoized for a page, since the exons of a page share their parents and a transcript's
+ * children are mostly on its page.
  */
-export function featureJsonWriter(datasetName: string, setName: string, setId: string, form: NamingForm): (row: FeatureRow) => string {
-  const idOf = idEncoder([datasetName, 'fs', setName]);
+export function featureJsonWriter(setId: string, form: NamingForm): (row: FeatureRow, idOf: (key: string) => string) => string {
   const key = (camel: string) => ',' + keyOf(Feature, camel, form);
   const [name, geneSymbol, parentId, childIds, featureSetId, referenceName, start, end, strand, featureType, attributes] = [
     'name',
@@ -36,7 +36,7 @@ export function featureJsonWriter(datasetName: string, setName: string, setId: s
   const term = ',' + keyOf(OntologyTerm, 'term', form);
   // The unspecified strand (index 0) is left out, as writeMessage leaves out an unset enum.
   const strandTexts = STRANDS.map((s, i) => (i === 0 ? undefined : JSON.stringify(s)));
-  return (row) => {
+  return (row, idOf) => {
     let out = opening + idOf(row.key) + '"';
     if (row.name !== null) out += name + JSON.stringify(row.name);
     if (row.gene_symbol !== null) out += geneSymbol + JSON.stringify(row.gene_symbol);
@@ -61,5 +61,15 @@ export function featureJsonWriter(datasetName: string, setName: string, setId: s
     }
     if (row.attributes !== null) out += attributes + attributesJson(row.attributes, form);
     return out + '}';
+  };
+}
+
+/** `encode` remembering what it gave, for the ids of one page. */
+export function memoized(encode: (key: string) => string): (key: string) => string {
+  const seen = new Map<string, string>();
+  return (key) => {
+    let id = seen.get(key);
+    if (id === undefined) seen.set(key, (id = encode(key)));
+    return id;
   };
 }
