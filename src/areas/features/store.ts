@@ -7,7 +7,8 @@
  *
  *   const count = await insertFeatureSet(registry, trx, set, features);
  *
- * where `set` is a NewFeatureSet and `features` any iterable or async iterable of NewFeature:
+ * where `set` is a NewFeatureSet and `features` an iterable of NewFeature, or an async iterable of
+ * arrays of them (a file read in batches):
  *
  *   NewFeature {
  *     key: string;                      // stable and unique in the set; the feature id is
@@ -64,6 +65,8 @@ export interface NewFeature {
   geneSymbol: string | null;
   parentKeys: string[];
   attributes: AttributeValues | null;
+  /** Attributes already in their stored form (attributes.ts), instead of `attributes`, from loaders that build it. */
+  storedAttributes?: string | null;
 }
 
 export interface FeatureTables {
@@ -228,7 +231,7 @@ const FEATURE_COLUMNS = [
 ];
 
 /** Features handed to the bulk insert at a time. */
-const INSERT_BATCH = 20_000;
+const INSERT_BATCH = 2_000;
 
 /** Appends the values of `from` that `into` lacks, key by key. */
 function mergeAttributes(into: AttributeValues | null, from: AttributeValues | null): AttributeValues | null {
@@ -241,8 +244,8 @@ function mergeAttributes(into: AttributeValues | null, from: AttributeValues | n
   return merged;
 }
 
-/** One part more of a feature already seen: the span covers both, attributes are merged. */
-function mergePart(feature: NewFeature, part: NewFeature): void {
+/** One part more of a feature already seen: the span covers both, attributes are merged. Returns the parents it adds. */
+function mergePart(feature: NewFeature, part: NewFeature): string[] {
   if (part.referenceName !== null && part.start !== null && part.end !== null) {
     if (feature.referenceName === null || feature.start === null || feature.end === null) {
       feature.referenceName = part.referenceName;
@@ -255,8 +258,10 @@ function mergePart(feature: NewFeature, part: NewFeature): void {
       feature.end = Math.max(feature.end, part.end);
     }
   }
-  for (const p of part.parentKeys) if (!feature.parentKeys.includes(p)) feature.parentKeys.push(p);
+  const added = part.parentKeys.filter((p, i) => !feature.parentKeys.includes(p) && part.parentKeys.indexOf(p) === i);
+  feature.parentKeys.push(...added);
   feature.attributes = mergeAttributes(feature.attributes, part.attributes);
+  return added;
 }
 
 const jsonOrNull = (value: object | null) => (value && Object.keys(value).length ? JSON.stringify(value) : null);
@@ -281,7 +286,7 @@ export async function insertFeatureSet(
   registry: Registry,
   trx: Transaction<Database>,
   set: NewFeatureSet,
-  features: Iterable<NewFeature> | AsyncIterable<NewFeature>,
+  features: Iterable<NewFeature> | AsyncIterable<NewFeature[]>,
   progress?: (featuresStored: number) => void,
 ): Promise<number> {
   if (!set.name.trim()) throw new UserError('a feature set name must not be empty');
@@ -318,67 +323,107 @@ export async function insertFeatureSet(
     .execute();
 
   // Features wait in `pending` (by key, in order) until a batch is full, so that parts given one after
-  // the other merge in memory. Keys already written are remembered by a 52-bit hash only (a few bytes
-  // each, where the keys themselves would hold on to every input line); a hash seen before is checked
-  // against the table, and a part of a feature already written is merged at the end.
+  // the other merge in memory, and so that children given soon after their parent (as files list them)
+  // are added to its child list before it is written. Keys already written are remembered by a 52-bit
+  // hash only (a few bytes each, where the keys themselves would hold on to every input line); a hash
+  // seen before is checked against the table, and a part of a feature already written is merged at the end.
   const writtenHashes = new Set<number>();
   const lateParts: NewFeature[] = [];
   const longest = new Map<string, number>();
-  /** Children of a second or later parent: the table's parent column names only the first. */
-  const extraChildren = new Map<string, string[]>();
-  let pending = new Map<string, NewFeature>();
+  /** Children in the order given, of parents not waiting in `pending` when the child came: before or after it. */
+  const childrenElsewhere = new Map<string, string[]>();
+  let pending = new Map<string, PendingFeature>();
   let seq = 0;
   let stored = 0;
 
-  const rowOf = (f: NewFeature, seqOfFeature: number): unknown[] => [
-    setId,
-    f.key,
-    seqOfFeature,
-    f.referenceName,
-    f.start ?? 0,
-    f.end ?? 0,
-    STRANDS.indexOf(f.strand),
-    f.type?.termId || null,
-    f.type?.term || null,
-    f.name,
-    f.geneSymbol,
-    f.parentKeys[0] ?? null,
-    null,
-    storedAttributes(f.attributes),
-  ];
+  const addChild = (parent: string, child: string) => {
+    const waiting = pending.get(parent);
+    if (waiting) (waiting.children ??= []).push(child);
+    else {
+      const list = childrenElsewhere.get(parent);
+      if (list) list.push(child);
+      else childrenElsewhere.set(parent, [child]);
+    }
+  };
   const flush = async () => {
     if (pending.size === 0) return;
-    const batch = [...pending.values()];
+    const batch = pending;
     pending = new Map();
     const rows: unknown[][] = [];
-    for (const f of batch) {
+    for (const { feature: f, attributes, children } of batch.values()) {
       if (f.referenceName !== null) longest.set(f.referenceName, Math.max(longest.get(f.referenceName) ?? 0, f.end! - f.start!));
-      for (const parent of f.parentKeys.slice(1)) addChild(extraChildren, parent, f.key);
       writtenHashes.add(keyHash(f.key));
-      rows.push(rowOf(f, seq++));
+      // Children given before the parent come first: the list is in the order the children were given.
+      const before = childrenElsewhere.get(f.key);
+      if (before) childrenElsewhere.delete(f.key);
+      const childKeys = before ? (children ? before.concat(children) : before) : children;
+      rows.push([
+        setId,
+        f.key,
+        seq++,
+        f.referenceName,
+        f.start ?? 0,
+        f.end ?? 0,
+        STRANDS.indexOf(f.strand),
+        f.type?.termId || null,
+        f.type?.term || null,
+        f.name,
+        f.geneSymbol,
+        f.parentKeys[0] ?? null,
+        childKeys ? JSON.stringify(childKeys) : null,
+        attributes,
+      ]);
     }
     await insertRows(registry, trx, 'feature', FEATURE_COLUMNS, rows);
-    stored += batch.length;
+    stored += batch.size;
     progress?.(stored);
   };
 
-  for await (const input of features) {
+  const add = (input: NewFeature) => {
+    const parentKeys = input.parentKeys.length > 1 ? [...new Set(input.parentKeys)] : [...input.parentKeys];
+    // A batch is written before a feature without parent (a gene starting), so that genes stay whole.
+    const full = pending.size >= INSERT_BATCH && (parentKeys.length === 0 || pending.size >= 2 * INSERT_BATCH);
+    const written = full ? flush() : undefined;
+    const attributes = input.storedAttributes !== undefined ? input.storedAttributes : storedAttributes(input.attributes);
+    pending.set(input.key, { feature: { ...input, parentKeys, attributes: null, storedAttributes: undefined }, attributes, children: undefined });
+    for (const parent of parentKeys) addChild(parent, input.key);
+    return written;
+  };
+  /** A feature whose key hashes like one written: a part of it, or a new feature that shares the hash. */
+  const addUnlessWritten = async (input: NewFeature) => {
+    if (await getFeatureIn(trx, setId, input.key)) lateParts.push(withAttributes(input));
+    else await add(input);
+  };
+  // Synchronous for most features: a promise only when a batch is written or the table must be asked.
+  const take = (input: NewFeature): Promise<void> | undefined => {
     checkFeature(input);
     const earlier = pending.get(input.key);
     if (earlier) {
-      mergePart(earlier, input);
-      continue;
+      const { feature } = earlier;
+      feature.attributes = attributesFromStored(earlier.attributes);
+      for (const parent of mergePart(feature, withAttributes(input))) addChild(parent, input.key);
+      earlier.attributes = storedAttributes(feature.attributes);
+      feature.attributes = null;
+      return undefined;
     }
-    if (writtenHashes.has(keyHash(input.key)) && (await getFeatureIn(trx, setId, input.key))) {
-      lateParts.push(input);
-      continue;
+    return writtenHashes.has(keyHash(input.key)) ? addUnlessWritten(input) : add(input);
+  };
+  if (Symbol.asyncIterator in features) {
+    for await (const batch of features) {
+      for (const input of batch) {
+        const work = take(input);
+        if (work) await work;
+      }
     }
-    pending.set(input.key, { ...input, parentKeys: [...input.parentKeys] });
-    if (pending.size >= INSERT_BATCH) await flush();
+  } else {
+    for (const input of features) {
+      const work = take(input);
+      if (work) await work;
+    }
   }
   await flush();
-  for (const part of lateParts) await mergeStoredPart(trx, setId, part, extraChildren, longest);
-  await writeChildKeys(registry, trx, setId, extraChildren);
+  for (const part of lateParts) await mergeStoredPart(trx, setId, part, childrenElsewhere, longest);
+  await appendChildKeys(trx, setId, childrenElsewhere);
   await trx
     .updateTable('feature_set')
     .set({ feature_count: stored, longest: JSON.stringify(Object.fromEntries(longest)) })
@@ -386,6 +431,21 @@ export async function insertFeatureSet(
     .execute();
   return stored;
 }
+
+/**
+ * A feature waiting to be written, with the children given after it. Its attributes are kept in their
+ * stored form: one string, where thousands of waiting features' objects would outlive the young
+ * generation of the heap and make garbage collection a third of the load.
+ */
+interface PendingFeature {
+  feature: NewFeature;
+  attributes: string | null;
+  children: string[] | undefined;
+}
+
+/** A part to merge, with its attributes as lists whichever way they were given. */
+const withAttributes = (part: NewFeature): NewFeature =>
+  part.storedAttributes === undefined ? part : { ...part, attributes: attributesFromStored(part.storedAttributes), storedAttributes: undefined };
 
 /** FNV-1a over the UTF-16 units, two 26-bit halves: a key's fingerprint, exact enough to rule keys out. */
 function keyHash(key: string): number {
@@ -402,27 +462,22 @@ function keyHash(key: string): number {
 const getFeatureIn = (db: Kysely<Database>, setId: number, key: string) =>
   db.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', key).executeTakeFirst();
 
-function addChild(childrenOf: Map<string, string[]>, parent: string, child: string): void {
-  const list = childrenOf.get(parent);
-  if (list) {
-    if (!list.includes(child)) list.push(child);
-  } else childrenOf.set(parent, [child]);
-}
-
 /** Merges a part given after its feature was written (parts of one feature far apart in the input). */
 async function mergeStoredPart(
   trx: Transaction<Database>,
   setId: number,
   part: NewFeature,
-  childrenOf: Map<string, string[]>,
+  childrenElsewhere: Map<string, string[]>,
   longest: Map<string, number>,
 ): Promise<void> {
   const row = (await getFeatureIn(trx, setId, part.key))!;
   const stored = storedAsNew(row);
-  const firstParent = stored.parentKeys[0];
-  mergePart(stored, part);
-  // The first parent stays in the parent column; any others are added to their child lists.
-  for (const parent of stored.parentKeys) if (parent !== firstParent) addChild(childrenOf, parent, part.key);
+  // The first parent stays in the parent column; any other is told of its child.
+  for (const parent of mergePart(stored, part)) {
+    const list = childrenElsewhere.get(parent);
+    if (list) list.push(part.key);
+    else childrenElsewhere.set(parent, [part.key]);
+  }
   if (stored.referenceName !== null) {
     longest.set(stored.referenceName, Math.max(longest.get(stored.referenceName) ?? 0, stored.end! - stored.start!));
   }
@@ -457,17 +512,12 @@ function storedAsNew(row: FeatureRow): NewFeature {
 }
 
 /**
- * Child lists are written once every feature is in (parents may come after their children): from the
- * parent column, grouped by parent in input order, in one UPDATE ... FROM on either backend; then the
- * children of second and later parents (rare in practice), which only the load knows.
+ * Children given when their parent was not waiting to be written (after it was, as at the seam of two
+ * batches, or long before it): appended to the stored child lists once every feature is in. A parent
+ * named by no feature of the set has no row, and its children only their parent id.
  */
-async function writeChildKeys(registry: Registry, trx: Transaction<Database>, setId: number, extraChildren: Map<string, string[]>): Promise<void> {
-  const childList =
-    registry.dialect === 'postgres' ? sql`json_agg(${sql.ref('key')} order by ${sql.ref('seq')})::text` : sql`json_group_array(${sql.ref('key')} order by ${sql.ref('seq')})`;
-  await sql`update feature set child_keys = c.children
-    from (select parent_key, ${childList} as children from feature where set_id = ${setId} and parent_key is not null group by parent_key) as c
-    where feature.set_id = ${setId} and feature.key = c.parent_key`.execute(trx);
-  for (const [parent, children] of extraChildren) {
+async function appendChildKeys(trx: Transaction<Database>, setId: number, childrenOf: Map<string, string[]>): Promise<void> {
+  for (const [parent, children] of childrenOf) {
     const row = await trx.selectFrom('feature').select('child_keys').where('set_id', '=', setId).where('key', '=', parent).executeTakeFirst();
     if (!row) continue;
     const list = row.child_keys !== null ? (JSON.parse(row.child_keys) as string[]) : [];
