@@ -28,7 +28,7 @@
  * cover every part and attribute values are added to the first part's. childIds are derived from the
  * parent keys, in the order the children were given.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
 import { preparedSelects, type SelectRunner } from '../../registry/prepared.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
@@ -185,24 +185,34 @@ export const featureMigrations: Migration[] = [
     version: 32,
     name: 'feature attributes in wire form',
     // Attributes were stored as JSON of the value lists; now in the form they are sent (wire.ts).
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<any>, dialect) {
       const BATCH = 2000;
+      // The statement's text is the same for every full batch: written once, not built by Kysely each time.
+      const placeholder = (i: number) => (dialect === 'postgres' ? `$${i}` : '?');
+      const updateText = (rows: number) => {
+        const tuples = Array.from({ length: rows }, (_, r) => {
+          const [a, b, c] = [3 * r + 1, 3 * r + 2, 3 * r + 3].map(placeholder);
+          // The first row names the types, for PostgreSQL's untyped parameters.
+          return r === 0 ? `(cast(${a} as integer), cast(${b} as text), cast(${c} as text))` : `(${a}, ${b}, ${c})`;
+        });
+        return `with converted(set_id, key, attributes) as (values ${tuples.join(', ')})
+          update feature set attributes = converted.attributes from converted
+          where feature.set_id = converted.set_id and feature.key = converted.key`;
+      };
+      const fullBatch = updateText(BATCH);
       let after: [number, string] | undefined;
       for (;;) {
         let q = db.selectFrom('feature').select(['set_id', 'key', 'attributes']).where('attributes', 'is not', null);
         if (after) q = q.where(sql<boolean>`(${sql.ref('set_id')}, ${sql.ref('key')}) > (${after[0]}, ${after[1]})`);
         const rows = (await q.orderBy('set_id').orderBy('key').limit(BATCH).execute()) as Array<{ set_id: number; key: string; attributes: string }>;
         if (!rows.length) break;
-        const values = rows.map((r, i) => {
+        const params = rows.flatMap((r) => {
           // JSON wrote NaN and infinities as null: such values held nothing to send.
           const lists = JSON.parse(r.attributes) as Record<string, Array<string | number | boolean | null>>;
-          const stored = storedAttributes(Object.fromEntries(Object.entries(lists).map(([k, list]) => [k, list.filter((v) => v !== null)])) as AttributeValues);
-          // The first row names the types, for PostgreSQL's untyped parameters.
-          return i === 0 ? sql`(cast(${r.set_id} as integer), cast(${r.key} as text), cast(${stored} as text))` : sql`(${r.set_id}, ${r.key}, ${stored})`;
+          const values = Object.fromEntries(Object.entries(lists).map(([k, list]) => [k, list.filter((v) => v !== null)])) as AttributeValues;
+          return [r.set_id, r.key, storedAttributes(values)];
         });
-        await sql`with converted(set_id, key, attributes) as (values ${sql.join(values)})
-          update feature set attributes = converted.attributes from converted
-          where feature.set_id = converted.set_id and feature.key = converted.key`.execute(db);
+        await db.executeQuery(CompiledQuery.raw(rows.length === BATCH ? fullBatch : updateText(rows.length), params));
         const last = rows[rows.length - 1];
         after = [last.set_id, last.key];
       }
