@@ -1,6 +1,6 @@
 /**
  * The processes the bench measures: `ga4gh serve` (optionally under --cpu-prof), the bare node:http
- * baseline servers (P3's fixed answer, P1's replay of recorded pages), and the memory of a process
+ * baseline servers (P3's fixed answer, P1's, READS' and F2's replays of recorded pages), and the memory of a process
  * read from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -96,6 +96,11 @@ export function startBareServer(logFile: string): Promise<RunningServer> {
 /** The reads part's replay baseline: bench/reads-replay-server.ts in its own process, serving recorded pages. */
 export function startReadsReplayServer(bodies: string, index: string, logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'reads-replay-server.ts'), bodies, index], /listening at (http:\/\/\S+)/, logFile);
+}
+
+/** F2's floor for HTTP: bench/page-replay-server.ts in its own process, answering each request with its recorded page. */
+export function startPageReplayServer(pages: string, logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'page-replay-server.ts'), pages], /listening at (http:\/\/\S+)/, logFile);
 }
 
 /** P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process. */

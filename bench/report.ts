@@ -45,7 +45,8 @@ export function judge(f: Omit<Figure, 'target' | 'pass'>): Figure {
     case 'F1':
       return { ...f, target: '< 120 s', pass: f.value < 120 };
     case 'F2':
-      return { ...f, target: 'ratio <= 2', pass: f.ratio <= 2 };
+      // Over HTTP, against what any server answering the page costs (the query plus HTTP); in process, for reading.
+      return f.baselineName === 'SQLite + bare replay' ? { ...f, target: 'ratio <= 2', pass: f.ratio <= 2 } : f;
     case 'C1':
       return f;
     case 'P6': {

@@ -145,7 +145,8 @@ async function main(): Promise<void> {
       run: async (ctx) => {
         const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
         const sets = (await ctx.client.json('POST', '/featuresets/search', { datasetId })).featureSets;
-        return measureFeaturePages(ctx.client, registry, featureData!, { datasetId, featureSetId: sets.find((s: any) => s.name === 'annotation').id }, options.repetitions);
+        const featureSetId = sets.find((s: any) => s.name === 'annotation').id;
+        return measureFeaturePages(ctx.client, ctx.server, registry, featureData!, { datasetId, featureSetId }, options.repetitions, ctx.logDir);
       },
     },
     {

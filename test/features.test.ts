@@ -16,7 +16,9 @@ import { readOboTerms } from '../src/areas/ontologies/obo.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { oboSubclasses, readGffLines, writeContigFasta, type GffLine } from './annotation-fixture.js';
 import { backends } from './backends.js';
-import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { allMigrations } from '../src/areas/index.js';
+import { migrateRegistry } from '../src/registry/registry.js';
+import { atEnd, collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 const ANNOTATIONS = 'ga4gh-server/datasets/dataset1/sequenceAnnotations';
@@ -46,6 +48,18 @@ const lines = {
 const so = oboSubclasses(files.obo);
 
 const featureId = (set: string, key: string) => idOf('ds', 'fs', set, key);
+/** Attribute values of every type another area may store, with characters JSON must escape. */
+const typedAttributes = { s: ['x"y\u0001z\\', 'é'], n: [3, -2], d: [1.5, NaN, -Infinity], b: [true, false], none: [] };
+/** The same as the protocol writes them (Attributes of common.proto; non-finite doubles as strings). */
+const typedAttributesJson = (value: (field: string) => string) => ({
+  attr: {
+    s: { values: [{ [value('stringValue')]: 'x"y\u0001z\\' }, { [value('stringValue')]: 'é' }] },
+    n: { values: [{ [value('int64Value')]: 3 }, { [value('int64Value')]: -2 }] },
+    d: { values: [{ [value('doubleValue')]: 1.5 }, { [value('doubleValue')]: 'NaN' }, { [value('doubleValue')]: '-Infinity' }] },
+    b: { values: [{ [value('boolValue')]: true }, { [value('boolValue')]: false }] },
+  },
+});
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 const overlaps = (l: GffLine, ref: string, start: number, end: number) => l.seqid === ref && l.start < end && l.end > start;
 /** Distinct IDs of lines, in first-seen order. */
 const idsOf = (ls: GffLine[]) => [...new Set(ls.map((l) => l.attrs.ID[0]))];
@@ -80,6 +94,18 @@ for (const backend of backends) {
           [
             { key: 'B', referenceName: null, start: null, end: null, strand: 'STRAND_UNSPECIFIED', type: { termId: 'SO:0000704', term: 'gene' }, name: 'beta', geneSymbol: 'BET', parentKeys: [], attributes: null },
             { key: 'A', referenceName: null, start: null, end: null, strand: 'STRAND_UNSPECIFIED', type: null, name: 'alpha', geneSymbol: null, parentKeys: ['B'], attributes: { k: ['v'] } },
+            {
+              key: 'C',
+              referenceName: null,
+              start: null,
+              end: null,
+              strand: 'NEG_STRAND',
+              type: { termId: '', term: 'odd' },
+              name: '',
+              geneSymbol: null,
+              parentKeys: [],
+              attributes: typedAttributes,
+            },
           ],
         ),
       );
@@ -197,8 +223,30 @@ for (const backend of backends) {
         { id: idOf('other', 'fs', 'g2p', 'A'), name: 'alpha', parentId: idOf('other', 'fs', 'g2p', 'B'), featureSetId: idOf('other', 'fs', 'g2p'), attributes: { attr: { k: { values: [{ stringValue: 'v' }] } } } },
       ]);
       const listed = await all({ featureSetId: idOf('other', 'fs', 'g2p') });
-      assert.deepEqual(listed.map((f) => f.name), ['beta', 'alpha']);
+      assert.deepEqual(listed.map((f) => f.name), ['beta', 'alpha', '']);
       assert.deepEqual(listed[0].childIds, [idOf('other', 'fs', 'g2p', 'A')]);
+    });
+
+    it('writes attribute values of every type, and every field in snake_case for snake_case requests', async () => {
+      const typed = { id: idOf('other', 'fs', 'g2p', 'C'), name: '', featureSetId: idOf('other', 'fs', 'g2p'), strand: 'NEG_STRAND', featureType: { term: 'odd' } };
+      assert.deepEqual((await server.get(`/features/${typed.id}`)).json, { ...typed, attributes: typedAttributesJson((v) => v) });
+      const snakeTyped = await search({ feature_set_id: idOf('other', 'fs', 'g2p'), name: '' });
+      assert.deepEqual(snakeTyped.json.features, [
+        { id: typed.id, name: '', feature_set_id: typed.featureSetId, strand: 'NEG_STRAND', feature_type: { term: 'odd' }, attributes: typedAttributesJson(snake) },
+      ]);
+      // A page of GFF3 features: the camelCase page with every field name (not attribute keys) in snake_case.
+      const window = { referenceName: 'ref_brca1', start: 41_000, end: 43_500, pageSize: 15 };
+      const camelPage = (await search({ featureSetId: setId('brca1'), ...window })).json.features as object[];
+      const snakePage = await search(Object.fromEntries(Object.entries({ featureSetId: setId('brca1'), ...window }).map(([k, v]) => [snake(k), v])));
+      const renamed = (value: unknown, inMap = false): unknown =>
+        Array.isArray(value)
+          ? value.map((v) => renamed(v))
+          : value && typeof value === 'object'
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [inMap ? k : snake(k), renamed(v, k === 'attr')]))
+            : value;
+      assert.equal(camelPage.length, 15);
+      assert.ok(camelPage.some((f: any) => f.childIds) && camelPage.some((f: any) => f.parentId) && camelPage.every((f: any) => f.attributes));
+      assert.deepEqual(snakePage.json.features, renamed(camelPage));
     });
 
     it('filters by type: term id or name, with subclasses when the set has an ontology', async () => {
@@ -267,6 +315,46 @@ for (const backend of backends) {
       assert.deepEqual(tm.attributes.attr.Note, { values: [{ stringValue: 'regulatory ncRNA' }] });
       const region = (await server.get(`/features/${featureId('special', 'id1588083')}`)).json;
       assert.deepEqual(region.attributes.attr.country, { values: [{ stringValue: 'United Kingdom: Great Britain' }] });
+    });
+
+    it('migrates a registry whose attributes were stored as JSON lists: every feature answers as it did', async () => {
+      // A registry as the migrations before 'feature attributes in wire form' left it, with rows as they
+      // were written then: attributes as the JSON of their lists (more rows than one migration batch).
+      const location = await backend.newLocation(dir);
+      const old = await migrateRegistry(location, allMigrations().filter((m) => m.name !== 'feature attributes in wire form'));
+      const now = new Date().toISOString();
+      await old.registry.db.insertInto('dataset').values({ name: 'ds', description: null, created_at: now }).execute();
+      await old.registry.db
+        .insertInto('feature_set')
+        .values({ id: 1, dataset_name: 'ds', name: 'old', reference_set_name: null, ontology_name: null, source_uri: null, attributes: null, source: null, feature_count: 0, longest: '{}', created_at: now })
+        .execute();
+      // Typed values as JSON could hold them (no NaN or infinities: JSON.stringify wrote those as null).
+      const typed = { s: typedAttributes.s, n: typedAttributes.n, d: [1.5, -0.25], b: typedAttributes.b, none: [] };
+      const typedJson = { attr: { ...typedAttributesJson((v) => v).attr, d: { values: [{ doubleValue: 1.5 }, { doubleValue: -0.25 }] } } };
+      const attributesOf = (i: number) => (i % 7 === 0 ? null : i === 1 ? typed : { gene_id: [`G${i}`], tag: ['basic', `t,${i}`], level: ['2'] });
+      const rows = Array.from({ length: 4500 }, (_, i) => ({
+        set_id: 1, key: `f${String(i).padStart(5, '0')}`, seq: i, reference_name: 'chr1', start: i * 10, end: i * 10 + 5, strand: 2,
+        type_id: null, type_term: 'exon', name: null, gene_symbol: null, parent_key: null, child_keys: null,
+        attributes: attributesOf(i) === null ? null : JSON.stringify(attributesOf(i)),
+      }));
+      for (let i = 0; i < rows.length; i += 500) await old.registry.db.insertInto('feature').values(rows.slice(i, i + 500)).execute();
+      await old.registry.db.updateTable('feature_set').set({ feature_count: rows.length, longest: '{"chr1":5}' }).execute();
+      await old.registry.close();
+
+      const { registry, applied } = await migrateRegistry(location, allMigrations());
+      atEnd(() => registry.close());
+      assert.deepEqual(applied.map((m) => m.name), ['feature attributes in wire form']);
+      const migrated = await startTestServer(location);
+      atEnd(() => migrated.close());
+      const features = (await collectPages(migrated, '/features/search', { featureSetId: idOf('ds', 'fs', 'old'), referenceName: 'chr1', start: 0, end: 50_000, pageSize: 1000 }, 'features')).records;
+      assert.equal(features.length, rows.length);
+      features.forEach((f: any, i: number) => {
+        const values = attributesOf(i);
+        const expected =
+          values === null ? undefined : i === 1 ? typedJson : { attr: Object.fromEntries(Object.entries(values).map(([k, list]) => [k, { values: list.map((v) => ({ stringValue: v })) }])) };
+        assert.deepEqual(f.attributes, expected, `feature ${i}`);
+        assert.equal(f.id, idOf('ds', 'fs', 'old', rows[i].key));
+      });
     });
 
     it('answers 400 naming the field for bad searches', async () => {

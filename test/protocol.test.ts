@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Attributes } from '../src/protocol/common.js';
 import { GAException } from '../src/protocol/errors.js';
-import { decodeId, encodeId, IdKinds } from '../src/protocol/ids.js';
+import { decodeId, encodeId, idEncoder, IdKinds } from '../src/protocol/ids.js';
 import {
   decodePageToken,
   defaultPagingLimits,
@@ -144,6 +144,16 @@ describe('ids', () => {
     assert.equal(id, Buffer.from('["NCBI37","1"]').toString('base64url'));
     assert.match(id, /^[A-Za-z0-9_-]+$/);
     assert.deepEqual(decodeId(id, IdKinds.reference), ['NCBI37', '1']);
+  });
+
+  it('under one prefix (idEncoder) are the base64url of the whole JSON array, for every prefix and name length', () => {
+    const names = ['', 'a', 'ab', 'abc', 'exon:ENST00000000011.1:1', 'with "quotes" and \\ slash', 'tab\tand\u0001', 'é', 'Gène-1', '日本', '😀x'];
+    for (const prefix of [['ds', 'fs', 'set'], ['d', 'fs', 's1'], ['da', 'fs', 's12'], ['dé', 'fs', 'set'], ['a"b', 'fs', '']]) {
+      const encode = idEncoder(prefix);
+      for (const name of names) {
+        assert.equal(encode(name), Buffer.from(JSON.stringify([...prefix, name]), 'utf8').toString('base64url'), `${prefix} ${name}`);
+      }
+    }
   });
 
   it('are 404 when malformed or of the wrong kind', () => {

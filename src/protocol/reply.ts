@@ -44,6 +44,8 @@ export interface SearchPage<T> {
   more: boolean;
   /** The query fingerprint the tokens are bound to. */
   fingerprint: string;
+  /** Writes a record's JSON, for services that write their records from stored rows (default: writeRecord). */
+  write?(record: T, form: NamingForm): string;
 }
 
 export type Reply =
@@ -62,6 +64,9 @@ export type Reply =
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
 export const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
+
+/** A record a service writes itself, in the naming form asked for. */
+export const writtenRecordReply = (write: (form: NamingForm) => string): Reply => ({ kind: 'bytes', chunks: (form) => [Buffer.from(write(form))] });
 
 /**
  * The JSON of records that services keep and hand out again (a variant set with its header metadata
@@ -94,7 +99,7 @@ export function writeSearchPage(
   let bytes = 0;
   let written = 0;
   for (const record of page.records) {
-    const text = writeRecord(response.item, record, form);
+    const text = page.write ? page.write(record, form) : writeRecord(response.item, record, form);
     parts.push(text);
     bytes += text.length;
     written++;

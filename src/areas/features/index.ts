@@ -4,10 +4,10 @@
  */
 import type { Command } from 'commander';
 import { action, progressReporter, say } from '../../cli/output.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
+import { pageReply, recordReply, writtenRecordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { loadFeatureSet, type FeatureSetOptions } from './loader.js';
-import { Feature, FeatureSet, SearchFeatureSetsRequest, SearchFeatureSetsResponse, SearchFeaturesRequest, SearchFeaturesResponse } from './messages.js';
+import { FeatureSet, SearchFeatureSetsRequest, SearchFeatureSetsResponse, SearchFeaturesRequest, SearchFeaturesResponse } from './messages.js';
 import { featureService, featureSetId } from './service.js';
 import { featureMigrations, listAllFeatureSets, removeFeatureSet } from './store.js';
 
@@ -38,7 +38,7 @@ export const featuresArea: Area = {
       {
         method: 'GET',
         path: '/features/{id}',
-        handle: async ({ params }) => recordReply(Feature, await service.getFeature(params.id)),
+        handle: async ({ params }) => writtenRecordReply(await service.getFeature(params.id)),
       },
     ];
   },

@@ -2,7 +2,7 @@
 import { Attributes, OntologyTerm, type AttributesRecord } from '../../protocol/common.js';
 import { searchResponse } from '../../protocol/reply.js';
 import { message, t } from '../../protocol/schema.js';
-import { STRANDS, type Strand } from './store.js';
+import { STRANDS } from './store.js';
 
 export const FeatureSet = message('FeatureSet', {
   id: t.string,
@@ -55,21 +55,6 @@ export interface FeatureSetRecord {
   referenceSetId?: string;
   name: string;
   sourceUri?: string;
-  attributes?: AttributesRecord;
-}
-
-export interface FeatureRecord {
-  id: string;
-  name?: string;
-  geneSymbol?: string;
-  parentId?: string;
-  childIds?: string[];
-  featureSetId: string;
-  referenceName?: string;
-  start?: number;
-  end?: number;
-  strand?: Strand;
-  featureType?: { termId?: string; term?: string };
   attributes?: AttributesRecord;
 }
 

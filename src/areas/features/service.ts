@@ -1,7 +1,7 @@
 /** Feature sets and features: searches and gets, as typed records. */
 import { attributesOf, type AttributesRecord } from '../../protocol/common.js';
 import { GAException, invalid, notFound } from '../../protocol/errors.js';
-import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import { decodeId, encodeId, idEncoder, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -10,13 +10,14 @@ import { datasetId, datasetNameOf } from '../datasets/service.js';
 import type { Ontology } from '../ontologies/ontology.js';
 import { readOntology } from '../ontologies/store.js';
 import { referenceSetId } from '../references/service.js';
-import type { FeatureRecord, FeatureSetRecord, FeaturesQuery } from './messages.js';
+import type { FeatureSetRecord, FeaturesQuery } from './messages.js';
+import type { NamingForm } from '../../protocol/schema.js';
+import { featureJsonWriter, memoized } from './wire.js';
 import {
   getFeatureRow,
   getFeatureSet,
   listFeatureRows,
   listFeatureSets,
-  STRANDS,
   type AttributeValues,
   type FeatureQuery,
   type FeatureRow,
@@ -43,30 +44,20 @@ export function toFeatureSetRecord(row: FeatureSetRow): FeatureSetRecord {
   };
 }
 
-/** Turns stored rows of one set into Feature records. */
-export function featureWriter(set: FeatureSetRow): (row: FeatureRow) => FeatureRecord {
-  const { dataset_name, name } = set;
-  const setId = featureSetId(dataset_name, name);
-  const idOf = (key: string) => featureId(dataset_name, name, key);
-  return (row) => {
-    const located = row.reference_name !== null;
-    const strand = STRANDS[row.strand];
-    return {
-      id: idOf(row.key),
-      name: row.name ?? undefined,
-      geneSymbol: row.gene_symbol ?? undefined,
-      parentId: row.parent_key !== null ? idOf(row.parent_key) : undefined,
-      childIds: row.child_keys !== null ? (JSON.parse(row.child_keys) as string[]).map(idOf) : undefined,
-      featureSetId: setId,
-      referenceName: row.reference_name ?? undefined,
-      start: located ? Number(row.start) : undefined,
-      end: located ? Number(row.end) : undefined,
-      strand: strand !== 'STRAND_UNSPECIFIED' ? strand : undefined,
-      featureType:
-        row.type_id !== null || row.type_term !== null ? { termId: row.type_id ?? undefined, term: row.type_term ?? undefined } : undefined,
-      attributes: attributesRecord(row.attributes),
-    };
-  };
+interface SetWriters {
+  idOf: (key: string) => string;
+  forms: Partial<Record<NamingForm, (row: FeatureRow, idOf: (key: string) => string) => string>>;
+}
+/** Each set row's id encoder and writers (set rows are kept a while by the service's cache). */
+const writersOf = new WeakMap<FeatureSetRow, SetWriters>();
+
+/** Writes stored rows of `set` as Feature JSON; one writer per page, or per record. */
+export function featureWriter(set: FeatureSetRow): (row: FeatureRow, form: NamingForm) => string {
+  let writers = writersOf.get(set);
+  if (!writers) writersOf.set(set, (writers = { idOf: idEncoder([set.dataset_name, 'fs', set.name]), forms: {} }));
+  const { forms } = writers;
+  const idOf = memoized(writers.idOf);
+  return (row, form) => (forms[form] ??= featureJsonWriter(featureSetId(set.dataset_name, set.name), form))(row, idOf);
 }
 
 type SetPosition = [string, string];
@@ -125,7 +116,7 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
 
     getSet: async (id: string) => toFeatureSetRecord(await setNamed(id)),
 
-    async searchFeatures(request: FeaturesQuery): Promise<SearchPage<FeatureRecord>> {
+    async searchFeatures(request: FeaturesQuery): Promise<SearchPage<FeatureRow>> {
       const { pageSize, fingerprint, after } = keysetCursor('features', request, limits, isFeaturePosition);
       const { featureSetId: setIdText, parentId, name, geneSymbol, referenceName, start, end } = request;
       if (setIdText === undefined && parentId === undefined) {
@@ -170,15 +161,18 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
         after,
         limit: pageSize + 1,
       });
-      return keysetPage(rows, pageSize, fingerprint, featureWriter(set!), (r): FeaturePosition => [Number(r.start), r.seq]);
+      const page = keysetPage(rows, pageSize, fingerprint, (r) => r, (r): FeaturePosition => [Number(r.start), r.seq]);
+      return { ...page, write: featureWriter(set!) };
     },
 
-    async getFeature(id: string): Promise<FeatureRecord> {
+    /** The feature's JSON in a naming form: the same text as in a search page. */
+    async getFeature(id: string): Promise<(form: NamingForm) => string> {
       const [datasetName, , setName, key] = decodeId(id, IdKinds.feature);
       const set = await setRow(datasetName, setName);
       const row = set && (await getFeatureRow(registry, set.id, key));
       if (!set || !row) throw notFound('feature', id);
-      return featureWriter(set)(row);
+      const write = featureWriter(set);
+      return (form) => write(row, form);
     },
   };
 }

@@ -7,7 +7,8 @@
  *
  *   const count = await insertFeatureSet(registry, trx, set, features);
  *
- * where `set` is a NewFeatureSet and `features` any iterable or async iterable of NewFeature:
+ * where `set` is a NewFeatureSet and `features` an iterable of NewFeature, or an async iterable of
+ * arrays of them (a file read in batches):
  *
  *   NewFeature {
  *     key: string;                      // stable and unique in the set; the feature id is
@@ -27,13 +28,15 @@
  * cover every part and attribute values are added to the first part's. childIds are derived from the
  * parent keys, in the order the children were given.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
+import { preparedSelects, type SelectRunner } from '../../registry/prepared.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import { listSetsOfDatasets } from '../datasets/store.js';
 import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
+import { attributesFromStored, storedAttributes } from './attributes.js';
 
 export const STRANDS = ['STRAND_UNSPECIFIED', 'NEG_STRAND', 'POS_STRAND'] as const;
 export type Strand = (typeof STRANDS)[number];
@@ -62,6 +65,8 @@ export interface NewFeature {
   geneSymbol: string | null;
   parentKeys: string[];
   attributes: AttributeValues | null;
+  /** Attributes already in their stored form (attributes.ts), instead of `attributes`, from loaders that build it. */
+  storedAttributes?: string | null;
 }
 
 export interface FeatureTables {
@@ -99,7 +104,7 @@ export interface FeatureTables {
     parent_key: string | null;
     /** JSON array of child keys in order, or null. */
     child_keys: string | null;
-    /** JSON object of attribute lists, or null. */
+    /** Attribute lists in the form they are sent (wire.ts), or null. */
     attributes: string | null;
   };
 }
@@ -176,6 +181,43 @@ export const featureMigrations: Migration[] = [
         .execute();
     },
   },
+  {
+    version: 32,
+    name: 'feature attributes in wire form',
+    // Attributes were stored as JSON of the value lists; now in the form they are sent (wire.ts).
+    async up(db: Kysely<any>, dialect) {
+      const BATCH = 2000;
+      // The statement's text is the same for every full batch: written once, not built by Kysely each time.
+      const placeholder = (i: number) => (dialect === 'postgres' ? `$${i}` : '?');
+      const updateText = (rows: number) => {
+        const tuples = Array.from({ length: rows }, (_, r) => {
+          const [a, b, c] = [3 * r + 1, 3 * r + 2, 3 * r + 3].map(placeholder);
+          // The first row names the types, for PostgreSQL's untyped parameters.
+          return r === 0 ? `(cast(${a} as integer), cast(${b} as text), cast(${c} as text))` : `(${a}, ${b}, ${c})`;
+        });
+        return `with converted(set_id, key, attributes) as (values ${tuples.join(', ')})
+          update feature set attributes = converted.attributes from converted
+          where feature.set_id = converted.set_id and feature.key = converted.key`;
+      };
+      const fullBatch = updateText(BATCH);
+      let after: [number, string] | undefined;
+      for (;;) {
+        let q = db.selectFrom('feature').select(['set_id', 'key', 'attributes']).where('attributes', 'is not', null);
+        if (after) q = q.where(sql<boolean>`(${sql.ref('set_id')}, ${sql.ref('key')}) > (${after[0]}, ${after[1]})`);
+        const rows = (await q.orderBy('set_id').orderBy('key').limit(BATCH).execute()) as Array<{ set_id: number; key: string; attributes: string }>;
+        if (!rows.length) break;
+        const params = rows.flatMap((r) => {
+          // JSON wrote NaN and infinities as null: such values held nothing to send.
+          const lists = JSON.parse(r.attributes) as Record<string, Array<string | number | boolean | null>>;
+          const values = Object.fromEntries(Object.entries(lists).map(([k, list]) => [k, list.filter((v) => v !== null)])) as AttributeValues;
+          return [r.set_id, r.key, storedAttributes(values)];
+        });
+        await db.executeQuery(CompiledQuery.raw(rows.length === BATCH ? fullBatch : updateText(rows.length), params));
+        const last = rows[rows.length - 1];
+        after = [last.set_id, last.key];
+      }
+    },
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------------
@@ -199,7 +241,7 @@ const FEATURE_COLUMNS = [
 ];
 
 /** Features handed to the bulk insert at a time. */
-const INSERT_BATCH = 20_000;
+const INSERT_BATCH = 2_000;
 
 /** Appends the values of `from` that `into` lacks, key by key. */
 function mergeAttributes(into: AttributeValues | null, from: AttributeValues | null): AttributeValues | null {
@@ -212,8 +254,8 @@ function mergeAttributes(into: AttributeValues | null, from: AttributeValues | n
   return merged;
 }
 
-/** One part more of a feature already seen: the span covers both, attributes are merged. */
-function mergePart(feature: NewFeature, part: NewFeature): void {
+/** One part more of a feature already seen: the span covers both, attributes are merged. Returns the parents it adds. */
+function mergePart(feature: NewFeature, part: NewFeature): string[] {
   if (part.referenceName !== null && part.start !== null && part.end !== null) {
     if (feature.referenceName === null || feature.start === null || feature.end === null) {
       feature.referenceName = part.referenceName;
@@ -226,8 +268,10 @@ function mergePart(feature: NewFeature, part: NewFeature): void {
       feature.end = Math.max(feature.end, part.end);
     }
   }
-  for (const p of part.parentKeys) if (!feature.parentKeys.includes(p)) feature.parentKeys.push(p);
+  const added = part.parentKeys.filter((p, i) => !feature.parentKeys.includes(p) && part.parentKeys.indexOf(p) === i);
+  feature.parentKeys.push(...added);
   feature.attributes = mergeAttributes(feature.attributes, part.attributes);
+  return added;
 }
 
 const jsonOrNull = (value: object | null) => (value && Object.keys(value).length ? JSON.stringify(value) : null);
@@ -252,7 +296,7 @@ export async function insertFeatureSet(
   registry: Registry,
   trx: Transaction<Database>,
   set: NewFeatureSet,
-  features: Iterable<NewFeature> | AsyncIterable<NewFeature>,
+  features: Iterable<NewFeature> | AsyncIterable<NewFeature[]>,
   progress?: (featuresStored: number) => void,
 ): Promise<number> {
   if (!set.name.trim()) throw new UserError('a feature set name must not be empty');
@@ -289,67 +333,107 @@ export async function insertFeatureSet(
     .execute();
 
   // Features wait in `pending` (by key, in order) until a batch is full, so that parts given one after
-  // the other merge in memory. Keys already written are remembered by a 52-bit hash only (a few bytes
-  // each, where the keys themselves would hold on to every input line); a hash seen before is checked
-  // against the table, and a part of a feature already written is merged at the end.
+  // the other merge in memory, and so that children given soon after their parent (as files list them)
+  // are added to its child list before it is written. Keys already written are remembered by a 52-bit
+  // hash only (a few bytes each, where the keys themselves would hold on to every input line); a hash
+  // seen before is checked against the table, and a part of a feature already written is merged at the end.
   const writtenHashes = new Set<number>();
   const lateParts: NewFeature[] = [];
   const longest = new Map<string, number>();
-  /** Children of a second or later parent: the table's parent column names only the first. */
-  const extraChildren = new Map<string, string[]>();
-  let pending = new Map<string, NewFeature>();
+  /** Children in the order given, of parents not waiting in `pending` when the child came: before or after it. */
+  const childrenElsewhere = new Map<string, string[]>();
+  let pending = new Map<string, PendingFeature>();
   let seq = 0;
   let stored = 0;
 
-  const rowOf = (f: NewFeature, seqOfFeature: number): unknown[] => [
-    setId,
-    f.key,
-    seqOfFeature,
-    f.referenceName,
-    f.start ?? 0,
-    f.end ?? 0,
-    STRANDS.indexOf(f.strand),
-    f.type?.termId || null,
-    f.type?.term || null,
-    f.name,
-    f.geneSymbol,
-    f.parentKeys[0] ?? null,
-    null,
-    jsonOrNull(f.attributes),
-  ];
+  const addChild = (parent: string, child: string) => {
+    const waiting = pending.get(parent);
+    if (waiting) (waiting.children ??= []).push(child);
+    else {
+      const list = childrenElsewhere.get(parent);
+      if (list) list.push(child);
+      else childrenElsewhere.set(parent, [child]);
+    }
+  };
   const flush = async () => {
     if (pending.size === 0) return;
-    const batch = [...pending.values()];
+    const batch = pending;
     pending = new Map();
     const rows: unknown[][] = [];
-    for (const f of batch) {
+    for (const { feature: f, attributes, children } of batch.values()) {
       if (f.referenceName !== null) longest.set(f.referenceName, Math.max(longest.get(f.referenceName) ?? 0, f.end! - f.start!));
-      for (const parent of f.parentKeys.slice(1)) addChild(extraChildren, parent, f.key);
       writtenHashes.add(keyHash(f.key));
-      rows.push(rowOf(f, seq++));
+      // Children given before the parent come first: the list is in the order the children were given.
+      const before = childrenElsewhere.get(f.key);
+      if (before) childrenElsewhere.delete(f.key);
+      const childKeys = before ? (children ? before.concat(children) : before) : children;
+      rows.push([
+        setId,
+        f.key,
+        seq++,
+        f.referenceName,
+        f.start ?? 0,
+        f.end ?? 0,
+        STRANDS.indexOf(f.strand),
+        f.type?.termId || null,
+        f.type?.term || null,
+        f.name,
+        f.geneSymbol,
+        f.parentKeys[0] ?? null,
+        childKeys ? JSON.stringify(childKeys) : null,
+        attributes,
+      ]);
     }
     await insertRows(registry, trx, 'feature', FEATURE_COLUMNS, rows);
-    stored += batch.length;
+    stored += batch.size;
     progress?.(stored);
   };
 
-  for await (const input of features) {
+  const add = (input: NewFeature) => {
+    const parentKeys = input.parentKeys.length > 1 ? [...new Set(input.parentKeys)] : [...input.parentKeys];
+    // A batch is written before a feature without parent (a gene starting), so that genes stay whole.
+    const full = pending.size >= INSERT_BATCH && (parentKeys.length === 0 || pending.size >= 2 * INSERT_BATCH);
+    const written = full ? flush() : undefined;
+    const attributes = input.storedAttributes !== undefined ? input.storedAttributes : storedAttributes(input.attributes);
+    pending.set(input.key, { feature: { ...input, parentKeys, attributes: null, storedAttributes: undefined }, attributes, children: undefined });
+    for (const parent of parentKeys) addChild(parent, input.key);
+    return written;
+  };
+  /** A feature whose key hashes like one written: a part of it, or a new feature that shares the hash. */
+  const addUnlessWritten = async (input: NewFeature) => {
+    if (await getFeatureIn(trx, setId, input.key)) lateParts.push(withAttributes(input));
+    else await add(input);
+  };
+  // Synchronous for most features: a promise only when a batch is written or the table must be asked.
+  const take = (input: NewFeature): Promise<void> | undefined => {
     checkFeature(input);
     const earlier = pending.get(input.key);
     if (earlier) {
-      mergePart(earlier, input);
-      continue;
+      const { feature } = earlier;
+      feature.attributes = attributesFromStored(earlier.attributes);
+      for (const parent of mergePart(feature, withAttributes(input))) addChild(parent, input.key);
+      earlier.attributes = storedAttributes(feature.attributes);
+      feature.attributes = null;
+      return undefined;
     }
-    if (writtenHashes.has(keyHash(input.key)) && (await getFeatureIn(trx, setId, input.key))) {
-      lateParts.push(input);
-      continue;
+    return writtenHashes.has(keyHash(input.key)) ? addUnlessWritten(input) : add(input);
+  };
+  if (Symbol.asyncIterator in features) {
+    for await (const batch of features) {
+      for (const input of batch) {
+        const work = take(input);
+        if (work) await work;
+      }
     }
-    pending.set(input.key, { ...input, parentKeys: [...input.parentKeys] });
-    if (pending.size >= INSERT_BATCH) await flush();
+  } else {
+    for (const input of features) {
+      const work = take(input);
+      if (work) await work;
+    }
   }
   await flush();
-  for (const part of lateParts) await mergeStoredPart(trx, setId, part, extraChildren, longest);
-  await writeChildKeys(registry, trx, setId, extraChildren);
+  for (const part of lateParts) await mergeStoredPart(trx, setId, part, childrenElsewhere, longest);
+  await appendChildKeys(trx, setId, childrenElsewhere);
   await trx
     .updateTable('feature_set')
     .set({ feature_count: stored, longest: JSON.stringify(Object.fromEntries(longest)) })
@@ -357,6 +441,21 @@ export async function insertFeatureSet(
     .execute();
   return stored;
 }
+
+/**
+ * A feature waiting to be written, with the children given after it. Its attributes are kept in their
+ * stored form: one string, where thousands of waiting features' objects would outlive the young
+ * generation of the heap and make garbage collection a third of the load.
+ */
+interface PendingFeature {
+  feature: NewFeature;
+  attributes: string | null;
+  children: string[] | undefined;
+}
+
+/** A part to merge, with its attributes as lists whichever way they were given. */
+const withAttributes = (part: NewFeature): NewFeature =>
+  part.storedAttributes === undefined ? part : { ...part, attributes: attributesFromStored(part.storedAttributes), storedAttributes: undefined };
 
 /** FNV-1a over the UTF-16 units, two 26-bit halves: a key's fingerprint, exact enough to rule keys out. */
 function keyHash(key: string): number {
@@ -373,27 +472,22 @@ function keyHash(key: string): number {
 const getFeatureIn = (db: Kysely<Database>, setId: number, key: string) =>
   db.selectFrom('feature').selectAll().where('set_id', '=', setId).where('key', '=', key).executeTakeFirst();
 
-function addChild(childrenOf: Map<string, string[]>, parent: string, child: string): void {
-  const list = childrenOf.get(parent);
-  if (list) {
-    if (!list.includes(child)) list.push(child);
-  } else childrenOf.set(parent, [child]);
-}
-
 /** Merges a part given after its feature was written (parts of one feature far apart in the input). */
 async function mergeStoredPart(
   trx: Transaction<Database>,
   setId: number,
   part: NewFeature,
-  childrenOf: Map<string, string[]>,
+  childrenElsewhere: Map<string, string[]>,
   longest: Map<string, number>,
 ): Promise<void> {
   const row = (await getFeatureIn(trx, setId, part.key))!;
   const stored = storedAsNew(row);
-  const firstParent = stored.parentKeys[0];
-  mergePart(stored, part);
-  // The first parent stays in the parent column; any others are added to their child lists.
-  for (const parent of stored.parentKeys) if (parent !== firstParent) addChild(childrenOf, parent, part.key);
+  // The first parent stays in the parent column; any other is told of its child.
+  for (const parent of mergePart(stored, part)) {
+    const list = childrenElsewhere.get(parent);
+    if (list) list.push(part.key);
+    else childrenElsewhere.set(parent, [part.key]);
+  }
   if (stored.referenceName !== null) {
     longest.set(stored.referenceName, Math.max(longest.get(stored.referenceName) ?? 0, stored.end! - stored.start!));
   }
@@ -403,7 +497,7 @@ async function mergeStoredPart(
       reference_name: stored.referenceName,
       start: stored.start ?? 0,
       end: stored.end ?? 0,
-      attributes: jsonOrNull(stored.attributes),
+      attributes: storedAttributes(stored.attributes),
       parent_key: stored.parentKeys[0] ?? null,
     })
     .where('set_id', '=', setId)
@@ -423,22 +517,17 @@ function storedAsNew(row: FeatureRow): NewFeature {
     name: row.name,
     geneSymbol: row.gene_symbol,
     parentKeys: row.parent_key !== null ? [row.parent_key] : [],
-    attributes: row.attributes !== null ? (JSON.parse(row.attributes) as AttributeValues) : null,
+    attributes: attributesFromStored(row.attributes),
   };
 }
 
 /**
- * Child lists are written once every feature is in (parents may come after their children): from the
- * parent column, grouped by parent in input order, in one UPDATE ... FROM on either backend; then the
- * children of second and later parents (rare in practice), which only the load knows.
+ * Children given when their parent was not waiting to be written (after it was, as at the seam of two
+ * batches, or long before it): appended to the stored child lists once every feature is in. A parent
+ * named by no feature of the set has no row, and its children only their parent id.
  */
-async function writeChildKeys(registry: Registry, trx: Transaction<Database>, setId: number, extraChildren: Map<string, string[]>): Promise<void> {
-  const childList =
-    registry.dialect === 'postgres' ? sql`json_agg(${sql.ref('key')} order by ${sql.ref('seq')})::text` : sql`json_group_array(${sql.ref('key')} order by ${sql.ref('seq')})`;
-  await sql`update feature set child_keys = c.children
-    from (select parent_key, ${childList} as children from feature where set_id = ${setId} and parent_key is not null group by parent_key) as c
-    where feature.set_id = ${setId} and feature.key = c.parent_key`.execute(trx);
-  for (const [parent, children] of extraChildren) {
+async function appendChildKeys(trx: Transaction<Database>, setId: number, childrenOf: Map<string, string[]>): Promise<void> {
+  for (const [parent, children] of childrenOf) {
     const row = await trx.selectFrom('feature').select('child_keys').where('set_id', '=', setId).where('key', '=', parent).executeTakeFirst();
     if (!row) continue;
     const list = row.child_keys !== null ? (JSON.parse(row.child_keys) as string[]) : [];
@@ -496,34 +585,60 @@ export interface FeatureQuery {
   limit: number;
 }
 
+/** Each registry's statements for the searches (see prepared.ts). */
+const selectsOf = new WeakMap<Registry, SelectRunner>();
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
 /**
  * One page of features. The index is chosen by the most selective filter: parent, name, symbol,
  * region, or the whole set in order. A region scan starts at window start minus the longest feature on
- * that reference, so it never reads features that end long before the window.
+ * that reference, so it never reads features that end long before the window. The SQL is written
+ * here rather than built through Kysely: a page by name is a few microseconds of SQLite, and building
+ * and preparing the query took twenty times that.
  */
 export async function listFeatureRows(registry: Registry, query: FeatureQuery): Promise<FeatureRow[]> {
   const { set, region, name, geneSymbol, parentKey, types, after, limit } = query;
-  let q = registry.db.selectFrom('feature').selectAll().where('set_id', '=', set.id);
-  if (parentKey !== undefined) q = q.where('parent_key', '=', parentKey);
-  if (name !== undefined) q = q.where('name', '=', name);
-  if (geneSymbol !== undefined) q = q.where('gene_symbol', '=', geneSymbol);
+  let select = selectsOf.get(registry);
+  if (!select) selectsOf.set(registry, (select = preparedSelects(registry)));
+  let where = '"set_id" = ?';
+  const params: unknown[] = [set.id];
+  if (parentKey !== undefined) {
+    where += ' AND "parent_key" = ?';
+    params.push(parentKey);
+  }
+  if (name !== undefined) {
+    where += ' AND "name" = ?';
+    params.push(name);
+  }
+  if (geneSymbol !== undefined) {
+    where += ' AND "gene_symbol" = ?';
+    params.push(geneSymbol);
+  }
   if (region) {
     const longest = (JSON.parse(set.longest) as Record<string, number>)[region.referenceName] ?? 0;
-    q = q.where('reference_name', '=', region.referenceName).where('start', '>=', Math.max(0, region.start - longest));
-    if (region.end !== undefined) q = q.where('start', '<', region.end);
-    q = q.where('end', '>', region.start);
+    where += ' AND "reference_name" = ? AND "start" >= ?';
+    params.push(region.referenceName, Math.max(0, region.start - longest));
+    if (region.end !== undefined) {
+      where += ' AND "start" < ?';
+      params.push(region.end);
+    }
+    where += ' AND "end" > ?';
+    params.push(region.start);
   }
   if (types) {
-    q = q.where((eb) =>
-      eb.or([
-        ...(types.ids.length ? [eb('type_id', 'in', types.ids)] : []),
-        ...(types.terms.length ? [eb.and([eb('type_id', 'is', null), eb('type_term', 'in', types.terms)])] : []),
-        ...(types.ids.length || types.terms.length ? [] : [sql<boolean>`1 = 0`]),
-      ]),
-    );
+    const alternatives: string[] = [];
+    if (types.ids.length) alternatives.push(`"type_id" IN (${placeholders(types.ids.length)})`);
+    if (types.terms.length) alternatives.push(`("type_id" IS NULL AND "type_term" IN (${placeholders(types.terms.length)}))`);
+    where += ` AND (${alternatives.length ? alternatives.join(' OR ') : '1 = 0'})`;
+    params.push(...types.ids, ...types.terms);
   }
-  if (after) q = q.where(sql<boolean>`(${sql.ref('start')}, ${sql.ref('seq')}) > (${after[0]}, ${after[1]})`);
-  return q.orderBy('start').orderBy('seq').limit(limit).execute();
+  if (after) {
+    where += ' AND ("start", "seq") > (?, ?)';
+    params.push(after[0], after[1]);
+  }
+  params.push(limit);
+  return select<FeatureRow>(`SELECT * FROM "feature" WHERE ${where} ORDER BY "start", "seq" LIMIT ?`, params);
 }
 
 export async function listAllFeatureSets(registry: Registry): Promise<FeatureSetRow[]> {

@@ -37,6 +37,11 @@ export class Ontology {
     }
   }
 
+  /** Every term, as read (to rebuild the ontology on another thread). */
+  terms(): OboTerm[] {
+    return [...this.byId.values()];
+  }
+
   get size(): number {
     return this.byId.size;
   }

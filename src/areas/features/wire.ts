@@ -1,0 +1,75 @@
+/**
+ * Features as they are sent: written from stored rows without building records. A page of features is
+ * mostly attributes (stored close to their wire form, attributes.ts) and ids (encoded under the set's
+ * prefix, protocol/ids.ts idEncoder).
+ */
+import { OntologyTerm } from '../../protocol/common.js';
+import { keyOf, type NamingForm } from '../../protocol/schema.js';
+import { attributesJson } from './attributes.js';
+import { Feature } from './messages.js';
+import { STRANDS, type FeatureRow } from './store.js';
+
+/**
+ * Writes stored feature rows of one set as Feature JSON, field for field what writeMessage writes for
+ * the record (fields in the message's order, unset ones left out). Ids come from `idOf`, the set's
+ * idEncoder; memoized for a page, since the exons of a page share their parents and a transcript's
+ * children are mostly on its page.
+ */
+export function featureJsonWriter(setId: string, form: NamingForm): (row: FeatureRow, idOf: (key: string) => string) => string {
+  const key = (camel: string) => ',' + keyOf(Feature, camel, form);
+  const [name, geneSymbol, parentId, childIds, featureSetId, referenceName, start, end, strand, featureType, attributes] = [
+    'name',
+    'geneSymbol',
+    'parentId',
+    'childIds',
+    'featureSetId',
+    'referenceName',
+    'start',
+    'end',
+    'strand',
+    'featureType',
+    'attributes',
+  ].map(key);
+  const opening = '{' + keyOf(Feature, 'id', form) + '"';
+  const setIdText = featureSetId + JSON.stringify(setId);
+  const termId = keyOf(OntologyTerm, 'termId', form);
+  const term = ',' + keyOf(OntologyTerm, 'term', form);
+  // The unspecified strand (index 0) is left out, as writeMessage leaves out an unset enum.
+  const strandTexts = STRANDS.map((s, i) => (i === 0 ? undefined : JSON.stringify(s)));
+  return (row, idOf) => {
+    let out = opening + idOf(row.key) + '"';
+    if (row.name !== null) out += name + JSON.stringify(row.name);
+    if (row.gene_symbol !== null) out += geneSymbol + JSON.stringify(row.gene_symbol);
+    if (row.parent_key !== null) out += parentId + '"' + idOf(row.parent_key) + '"';
+    if (row.child_keys !== null) {
+      const keys = JSON.parse(row.child_keys) as string[];
+      if (keys.length) {
+        out += childIds + '["' + idOf(keys[0]);
+        for (let i = 1; i < keys.length; i++) out += '","' + idOf(keys[i]);
+        out += '"]';
+      }
+    }
+    out += setIdText;
+    if (row.reference_name !== null) out += referenceName + JSON.stringify(row.reference_name) + start + Number(row.start) + end + Number(row.end);
+    const strandText = strandTexts[row.strand];
+    if (strandText) out += strand + strandText;
+    if (row.type_id !== null || row.type_term !== null) {
+      out += featureType + '{';
+      if (row.type_id !== null) out += termId + JSON.stringify(row.type_id);
+      if (row.type_term !== null) out += (row.type_id !== null ? term : term.slice(1)) + JSON.stringify(row.type_term);
+      out += '}';
+    }
+    if (row.attributes !== null) out += attributes + attributesJson(row.attributes, form);
+    return out + '}';
+  };
+}
+
+/** `encode` remembering what it gave, for the ids of one page. */
+export function memoized(encode: (key: string) => string): (key: string) => string {
+  const seen = new Map<string, string>();
+  return (key) => {
+    let id = seen.get(key);
+    if (id === undefined) seen.set(key, (id = encode(key)));
+    return id;
+  };
+}
