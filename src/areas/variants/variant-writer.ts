@@ -183,6 +183,36 @@ export class ByteChunks {
     }
   }
 
+  /**
+   * Room for `n` more bytes in one buffer, for a writer that writes its bytes in place (no copy):
+   * it writes `room(n)` from `writeAt` on, at most `n` bytes, then calls `wrote` with where it stopped.
+   * The room comes from a new buffer when the current one has too little left.
+   */
+  room(n: number): Buffer {
+    if (this.buffer.length - this.used < n) {
+      this.cut();
+      this.buffer = Buffer.allocUnsafe(Math.max(this.chunkSize, n));
+      this.start = this.used = 0;
+    }
+    return this.buffer;
+  }
+
+  /** Where the next byte goes in the buffer `room` gave. */
+  get writeAt(): number {
+    return this.used;
+  }
+
+  /** The bytes of `room`'s buffer up to `end` are written. */
+  wrote(end: number): void {
+    this.total += end - this.used;
+    this.used = end;
+  }
+
+  /** Whether `take` would hand anything out. */
+  full(): boolean {
+    return this.readyBytes + this.used - this.start >= this.chunkSize;
+  }
+
   private cut(): void {
     if (this.used === this.start) return;
     this.ready.push(this.buffer.subarray(this.start, this.used));
@@ -192,7 +222,7 @@ export class ByteChunks {
 
   /** The pieces to send now, once about a chunk's worth has gathered (else none). */
   take(): Buffer[] {
-    if (this.readyBytes + this.used - this.start < this.chunkSize) return [];
+    if (!this.full()) return [];
     return this.finish();
   }
 
