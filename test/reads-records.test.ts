@@ -218,6 +218,25 @@ describe('alignment records at the edges', { skip }, () => {
     for (const pageSize of [3, 250]) assert.deepEqual((await search({ ...window, pageSize })).records, whole.records, `pageSize ${pageSize}`);
   });
 
+  it('gives whole pages to several clients at once, plain and compressed (reply buffers are reused once sent)', async () => {
+    const { records: expected } = await search({ pageSize: 1000 });
+    const readGroupIds = GROUPS.map((g) => idOf('ds', 'rgs', 'edges', g));
+    const pageThrough = async (coding: string, pageSize: number) => {
+      const all: unknown[] = [];
+      let pageToken: string | undefined;
+      do {
+        const res = await server.post('/reads/search', { readGroupIds, pageSize, pageToken }, { 'accept-encoding': coding });
+        assert.equal(res.status, 200, res.text);
+        all.push(...res.json.alignments);
+        pageToken = res.json.nextPageToken;
+      } while (pageToken);
+      return all;
+    };
+    const runs: Array<[string, number]> = [['identity', 1000], ['gzip', 1000], ['identity', 999], ['br', 700], ['gzip', 400], ['identity', 1000]];
+    const results = await Promise.all(runs.map(([coding, pageSize]) => pageThrough(coding, pageSize)));
+    results.forEach((result, i) => assert.deepEqual(result, expected, `${runs[i][0]}, pageSize ${runs[i][1]}`));
+  });
+
   it('gives, for every record, a file offset from which reading starts at that record', async () => {
     for (const name of [bam, reblocked]) {
       const file = openFile(name);
