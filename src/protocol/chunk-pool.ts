@@ -14,7 +14,7 @@
 /** The size of the pooled buffers. */
 export const CHUNK_BYTES = 1 << 20;
 /** Buffers kept for reuse at most (the rest are left to the garbage collector). */
-const POOL_SIZE = 16;
+const POOL_SIZE = 8;
 
 interface BufferState {
   /** Pieces handed out and not yet sent. */

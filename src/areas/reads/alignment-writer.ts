@@ -125,13 +125,13 @@ function flagTextsOf(k: Keys, flag: number): FlagTexts {
 const BASE_PAIRS = new Uint16Array(256);
 for (let i = 0; i < 256; i++) BASE_PAIRS[i] = BASES.charCodeAt(i >> 4) | (BASES.charCodeAt(i & 15) << 8);
 
-/** The text of each quality value and its comma, in 4 bytes per value, and its length. */
-const QUALITY_TEXT = new Uint8Array(256 * 4);
+/** The text of each quality value and its comma, as the 4 bytes of a little-endian number, and its length. */
+const QUALITY_TEXT = new Uint32Array(256);
 const QUALITY_LENGTH = new Uint8Array(256);
 for (let v = 0; v < 256; v++) {
   const text = v + ',';
   QUALITY_LENGTH[v] = text.length;
-  for (let i = 0; i < text.length; i++) QUALITY_TEXT[v * 4 + i] = text.charCodeAt(i);
+  for (let i = 0; i < text.length; i++) QUALITY_TEXT[v] |= text.charCodeAt(i) << (8 * i);
 }
 
 /** The two digits of 0..99. */
@@ -162,10 +162,13 @@ const TAG_SIZES: Record<number, number> = { 65: 1, 99: 1, 67: 1, 115: 2, 83: 2, 
  */
 const BYTES_PER_RECORD_BYTE = 48;
 
-/** Copies `piece` to `out` at `o`; returns where it ends. Short pieces by a byte loop: cheaper than Buffer.copy's call. */
+/**
+ * Copies `piece` to `out` at `o`; returns where it ends. TypedArray set (a memmove) is ~10 times
+ * faster than a byte loop for an 87-byte key run; a byte loop only wins for a few bytes.
+ */
 function put(out: Buffer, o: number, piece: Buffer): number {
   const n = piece.length;
-  if (n < 64) {
+  if (n < 16) {
     for (let i = 0; i < n; i++) out[o + i] = piece[i];
   } else out.set(piece, o);
   return o + n;
@@ -288,6 +291,9 @@ export class AlignmentWriter {
   private readonly idTail = Buffer.allocUnsafe(2048);
   /** Bytes of JSON a record needs beyond BYTES_PER_RECORD_BYTE per byte of it. */
   private readonly fixedBytes: number;
+  /** A view of the buffer written last, to write bases and qualities several bytes at a time. */
+  private view = new DataView(new ArrayBuffer(0));
+  private viewOf: Buffer | undefined;
 
   constructor(context: WriterContext) {
     context.readGroupNames.forEach((name, i) => this.groupIndex.set(name, i));
@@ -414,6 +420,11 @@ export class AlignmentWriter {
 
     const room = this.fixedBytes + BYTES_PER_RECORD_BYTE * (end - at);
     const buffer = out.room(room);
+    if (buffer !== this.viewOf) {
+      this.view = new DataView(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.length);
+      this.viewOf = buffer;
+    }
+    const view = this.view;
     const from = out.writeAt;
     let o = from;
     if (comma) buffer[o++] = 44;
@@ -452,21 +463,16 @@ export class AlignmentWriter {
       o = put(buffer, o, k.alignedSequence);
       const basesEnd = o + sequenceLength;
       for (let i = sequenceStart; i < qualityStart; i++) {
-        const pair = BASE_PAIRS[bytes[i]];
-        buffer[o] = pair & 255;
-        buffer[o + 1] = pair >> 8;
+        view.setUint16(o, BASE_PAIRS[bytes[i]], true);
         o += 2;
       }
       o = basesEnd; // an odd length leaves the last half-byte's padding out
       if (bytes[qualityStart] !== 255) {
         o = put(buffer, o, k.alignedQuality);
         for (let i = qualityStart; i < tagStart; i++) {
-          const t = bytes[i] * 4;
-          buffer[o] = QUALITY_TEXT[t];
-          buffer[o + 1] = QUALITY_TEXT[t + 1];
-          buffer[o + 2] = QUALITY_TEXT[t + 2];
-          buffer[o + 3] = QUALITY_TEXT[t + 3];
-          o += QUALITY_LENGTH[bytes[i]];
+          const quality = bytes[i];
+          view.setUint32(o, QUALITY_TEXT[quality], true);
+          o += QUALITY_LENGTH[quality];
         }
         buffer[o - 1] = 93; // over the last comma
       } else buffer[o++] = 34;
