@@ -153,7 +153,9 @@ function float32Text(value: number): string {
 
 const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
 
-const TAG_SIZES: Record<number, number> = { 65: 1, 99: 1, 67: 1, 115: 2, 83: 2, 105: 4, 73: 4, 102: 4 }; // A c C s S i I f
+/** Bytes of a value of each tag type, by the type's character code (0: not a fixed-size type). */
+const TAG_SIZES = new Uint8Array(256);
+for (const [type, size] of Object.entries({ A: 1, c: 1, C: 1, s: 2, S: 2, i: 4, I: 4, f: 4 })) TAG_SIZES[type.charCodeAt(0)] = size;
 
 /**
  * The most bytes of JSON one byte of a record can become: a name byte is at most 6 (\u00XX) in the
@@ -577,7 +579,7 @@ function tagsStart(bytes: Buffer, at: number): number {
 function skipTag(bytes: Buffer, tag: number, end: number): number {
   const type = bytes[tag + 2];
   const size = TAG_SIZES[type];
-  if (size !== undefined) return tag + 3 + size;
+  if (size !== 0) return tag + 3 + size;
   if (type === 90 || type === 72) {
     const stop = bytes.indexOf(0, tag + 3);
     if (stop === -1 || stop >= end) throw new Error('a string tag of an alignment record has no end');
@@ -585,7 +587,7 @@ function skipTag(bytes: Buffer, tag: number, end: number): number {
   }
   if (type === 66) {
     const elementSize = TAG_SIZES[bytes[tag + 3]];
-    if (elementSize === undefined) throw new Error(`an array tag has the unknown element type '${String.fromCharCode(bytes[tag + 3])}'`);
+    if (elementSize === 0) throw new Error(`an array tag has the unknown element type '${String.fromCharCode(bytes[tag + 3])}'`);
     return tag + 8 + bytes.readInt32LE(tag + 4) * elementSize;
   }
   throw new Error(`a tag has the unknown type '${String.fromCharCode(type)}'`);

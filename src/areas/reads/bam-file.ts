@@ -16,7 +16,8 @@ interface InflatedPiece {
   blockPositions: number[];
 }
 
-const FIRST_SLICE = 64 * 1024;
+/** A page of 1000 reads of 100 bases is ~75 KB of BAM: one read of the file, with the block it starts in kept from the page before. */
+const FIRST_SLICE = 128 * 1024;
 const MAX_SLICE = 1 << 20;
 
 /** An inflated BGZF block, and its compressed size. */
@@ -43,7 +44,7 @@ export const newFileKey = () => ++fileKeys;
 
 /**
  * Inflated BGZF data from `start` onward, one block at a time (a page that stops early inflates at
- * most one block it does not use), read from the file in slices that grow from 64 KB to 1 MB. With
+ * most one block it does not use), read from the file in slices that grow from 128 KB to 1 MB. With
  * `fileKey`, blocks inflated recently are taken from memory instead of inflated again.
  */
 async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, source: string, fileKey?: number): AsyncGenerator<InflatedPiece> {
