@@ -241,6 +241,8 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
     megabytes: timed.bytes / (1024 * 1024),
     bytesPerAlignment: timed.bytes / timed.alignments,
     serverCpuSeconds: timed.serverCpuSeconds,
+    // What the replay target turns on: the server's CPU (all its threads) per read served.
+    serverCpuMicrosecondsPerAlignment: (timed.serverCpuSeconds * 1e6) / timed.alignments,
     serverPeakRssMegabytes: memory.peak / (1024 * 1024),
     region: regionText,
     bamReads: reads.reads,
