@@ -252,6 +252,8 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
     serverCpuSeconds: timed.serverCpuSeconds,
     // CPU seconds are less sensitive than wall time to other work on a shared machine.
     readsPerServerCpuSecond: timed.alignments / timed.serverCpuSeconds,
+    // What the replay target turns on: the server's CPU (all its threads) per read served.
+    serverCpuMicrosecondsPerAlignment: (timed.serverCpuSeconds * 1e6) / timed.alignments,
     serverPeakRssMegabytes: peakRss / (1024 * 1024),
     region: regionText,
     bamReads: reads.reads,

@@ -15,6 +15,7 @@
 import type http from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { pieceSent } from '../protocol/chunk-pool.js';
 
 export type Coding = 'br' | 'gzip';
 
@@ -281,7 +282,8 @@ export class StreamSink {
     const target = this.target!;
     if (target.destroyed || this.res.destroyed) return; // the client went away: nothing to wait for
     if (target === this.res) this.sent += byteLength(piece);
-    if (target.write(piece)) return;
+    // Once the socket (or the compressor) is done with the piece, its buffer may be reused.
+    if (target.write(piece, (error) => error || pieceSent(piece))) return;
     // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
     return new Promise<void>((resolve) => {
       const done = () => {

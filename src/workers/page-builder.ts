@@ -15,6 +15,7 @@
  * Pages are built ahead only while the server is below its limit of large responses, one page ahead
  * per query, within `maxBytes` per worker.
  */
+import { pieceSent } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
 import { pageTokenAtEnd, type JsonSink, type JsonStream } from '../protocol/reply.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
@@ -42,11 +43,15 @@ function describeError(e: unknown, id: number): FromWorker & { type: 'error' } {
   return { type: 'error', id, kind: 'internal', message: (e as Error)?.stack ?? String(e) };
 }
 
-/** A piece of JSON as bytes of its own, so its buffer can be moved to the main thread without a second copy. */
+/**
+ * A piece of JSON as bytes of its own, so its buffer can be moved to the main thread without a second
+ * copy; the writer's buffer is then free to be filled again (chunk-pool.ts).
+ */
 function ownCopy(chunk: string | Uint8Array): Uint8Array {
   const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
   const own = new Uint8Array(bytes.byteLength);
   own.set(bytes);
+  pieceSent(chunk);
   return own;
 }
 

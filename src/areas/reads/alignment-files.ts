@@ -6,7 +6,7 @@
 import { openFile } from '../../files.js';
 import type { VirtualOffset } from '../variants/bgzf.js';
 import { BamIndex, unpackOffset } from './bam-index.js';
-import { BamRecords, readBamHeader, type RecordCursor } from './bam-file.js';
+import { BamRecords, newFileKey, readBamHeader, type RecordCursor } from './bam-file.js';
 import { CramFile, CramRecords, type SequenceFetch } from './cram-file.js';
 
 export interface AlignmentFileRef {
@@ -28,6 +28,7 @@ class BamSource implements AlignmentSource {
   private readonly file;
   private index?: Promise<BamIndex>;
   private firstRecord?: Promise<VirtualOffset>;
+  private readonly fileKey = newFileKey();
 
   constructor(private readonly ref: AlignmentFileRef) {
     this.file = openFile(ref.path);
@@ -42,16 +43,16 @@ class BamSource implements AlignmentSource {
   }
 
   async records(refId: number, start: number, end: number, at?: VirtualOffset): Promise<RecordCursor | undefined> {
-    if (at) return new BamRecords(this.file, at, this.ref.path);
+    if (at) return new BamRecords(this.file, at, this.ref.path, this.fileKey);
     const index = await this.indexOf();
     if (refId >= 0) {
       const offset = index.startOf(refId, start, end);
-      return offset === undefined ? undefined : new BamRecords(this.file, unpackOffset(offset), this.ref.path);
+      return offset === undefined ? undefined : new BamRecords(this.file, unpackOffset(offset), this.ref.path, this.fileKey);
     }
     const after = index.unplacedStart();
-    if (after > 0) return new BamRecords(this.file, unpackOffset(after), this.ref.path);
+    if (after > 0) return new BamRecords(this.file, unpackOffset(after), this.ref.path, this.fileKey);
     this.firstRecord ??= readBamHeader(this.file, this.ref.path).then((h) => h.firstRecord);
-    return new BamRecords(this.file, await this.firstRecord, this.ref.path);
+    return new BamRecords(this.file, await this.firstRecord, this.ref.path, this.fileKey);
   }
 }
 

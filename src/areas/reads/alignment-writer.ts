@@ -1,9 +1,10 @@
 /**
  * Writes a BAM alignment record, as it lies in the inflated file, as the JSON bytes of a ReadAlignment
- * in either naming form, without building an object per read: keys are precomputed bytes, numbers are
- * written digit by digit, bases decoded two at a time from a table, and qualities from a table of
- * their texts. Records read from CRAM are first encoded as BAM records (cram-file.ts), so both formats
- * answer through this one writer.
+ * in either naming form, without building an object per read: each record is written in place in the
+ * page's buffer (room for the most it can need is taken once), keys come as precomputed runs (those
+ * the flag decides, per flag), numbers are written two digits at a time, bases two at a time and
+ * qualities from tables, and the id's constant start is kept in base64 already. Records read from CRAM
+ * are first encoded as BAM records (cram-file.ts), so both formats answer through this one writer.
  *
  * What is written, from the record's fields (SAM specification, section 4.2):
  * - id: base64url of the JSON array [dataset, "rgs", set, read group, reference name or "*", 0-based
@@ -55,7 +56,6 @@ function keysFor(form: NamingForm) {
     strandMinus: ',' + p('strand') + '"NEG_STRAND"}',
     mappingQuality: ',' + l('mappingQuality'),
     cigar: ',' + l('cigar') + '[',
-    cigarEnd: ']}',
     secondaryAlignment: ',' + r('secondaryAlignment'),
     supplementaryAlignment: ',' + r('supplementaryAlignment'),
     alignedSequence: ',' + r('alignedSequence') + '"',
@@ -67,21 +67,79 @@ function keysFor(form: NamingForm) {
     int64Value: '{' + keyOf(AttributeValue, 'int64Value', form),
     doubleValue: '{' + keyOf(AttributeValue, 'doubleValue', form),
     stringValue: '{' + keyOf(AttributeValue, 'stringValue', form),
-    true: 'true',
-    false: 'false',
   };
-  const bytes = Object.fromEntries(Object.entries(text).map(([k, v]) => [k, Buffer.from(v, 'latin1')])) as Record<keyof typeof text, Buffer>;
-  const cigarOps = CIGAR_OPERATIONS.map((op) =>
-    Buffer.from('{' + keyOf(CigarUnit, 'operation', form) + JSON.stringify(op) + ',' + keyOf(CigarUnit, 'operationLength', form)),
-  );
-  return { ...bytes, cigarOps };
+  const bytes = (t: string) => Buffer.from(t, 'latin1');
+  return {
+    text,
+    id: bytes(text.id),
+    // The strand closes the position; the mapping quality's key follows it in every alignment.
+    strandPlusQuality: bytes(text.strandPlus + text.mappingQuality),
+    strandMinusQuality: bytes(text.strandMinus + text.mappingQuality),
+    strandPlus: bytes(text.strandPlus),
+    strandMinus: bytes(text.strandMinus),
+    cigar: bytes(text.cigar),
+    alignedSequence: bytes(text.alignedSequence),
+    alignedQuality: bytes(text.alignedQuality),
+    attributes: bytes(text.attributes),
+    values: bytes(text.values),
+    int32Value: bytes(text.int32Value),
+    int64Value: bytes(text.int64Value),
+    doubleValue: bytes(text.doubleValue),
+    stringValue: bytes(text.stringValue),
+    cigarOps: CIGAR_OPERATIONS.map((op) =>
+      Buffer.from('{' + keyOf(CigarUnit, 'operation', form) + JSON.stringify(op) + ',' + keyOf(CigarUnit, 'operationLength', form)),
+    ),
+    /** The texts that depend on the flag alone, by flag (bits above 0x800 mean nothing), made when first met. */
+    flagTexts: new Array<FlagTexts | undefined>(4096),
+  };
 }
 type Keys = ReturnType<typeof keysFor>;
 const KEYS: Record<NamingForm, Keys> = { camel: keysFor('camel'), snake: keysFor('snake') };
 
+/** The runs of keys and values between the numbers of a record that only its flag decides. */
+interface FlagTexts {
+  /** From improperPlacement to the fragmentLength key. */
+  beforeLength: Buffer;
+  /** readNumber (when it has one) and failedVendorQualityChecks. */
+  afterLength: Buffer;
+  /** secondaryAlignment and supplementaryAlignment. */
+  afterAlignment: Buffer;
+}
+
+function flagTextsOf(k: Keys, flag: number): FlagTexts {
+  const t = k.text;
+  let afterLength = '';
+  if (!(flag & 1) || (flag & 192) === 64 || (flag & 192) === 128) afterLength += t.readNumber + (flag & 128 ? '1' : '0');
+  afterLength += t.failedVendorQualityChecks + ((flag & 512) !== 0);
+  return {
+    beforeLength: Buffer.from(
+      t.improperPlacement + ((flag & 2) === 0) + t.duplicateFragment + ((flag & 1024) !== 0) + t.numberReads + (flag & 1 ? '2' : '1') + t.fragmentLength,
+      'latin1',
+    ),
+    afterLength: Buffer.from(afterLength, 'latin1'),
+    afterAlignment: Buffer.from(t.secondaryAlignment + ((flag & 256) !== 0) + t.supplementaryAlignment + ((flag & 2048) !== 0), 'latin1'),
+  };
+}
+
 /** Two bases per byte of SEQ, as the two characters' codes in one 16-bit number. */
 const BASE_PAIRS = new Uint16Array(256);
 for (let i = 0; i < 256; i++) BASE_PAIRS[i] = BASES.charCodeAt(i >> 4) | (BASES.charCodeAt(i & 15) << 8);
+
+/** The text of each quality value and its comma, as the 4 bytes of a little-endian number, and its length. */
+const QUALITY_TEXT = new Uint32Array(256);
+const QUALITY_LENGTH = new Uint8Array(256);
+for (let v = 0; v < 256; v++) {
+  const text = v + ',';
+  QUALITY_LENGTH[v] = text.length;
+  for (let i = 0; i < text.length; i++) QUALITY_TEXT[v] |= text.charCodeAt(i) << (8 * i);
+}
+
+/** The two digits of 0..99. */
+const DIGIT_PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) {
+  DIGIT_PAIRS[i * 2] = 48 + Math.floor(i / 10);
+  DIGIT_PAIRS[i * 2 + 1] = 48 + (i % 10);
+}
 
 /** The shortest decimal text that reads back as the same 32-bit float. */
 function float32Text(value: number): string {
@@ -95,7 +153,112 @@ function float32Text(value: number): string {
 
 const BASE64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
 
-const TAG_SIZES: Record<number, number> = { 65: 1, 99: 1, 67: 1, 115: 2, 83: 2, 105: 4, 73: 4, 102: 4 }; // A c C s S i I f
+/** Bytes of a value of each tag type, by the type's character code (0: not a fixed-size type). */
+const TAG_SIZES = new Uint8Array(256);
+for (const [type, size] of Object.entries({ A: 1, c: 1, C: 1, s: 2, S: 2, i: 4, I: 4, f: 4 })) TAG_SIZES[type.charCodeAt(0)] = size;
+
+/**
+ * The most bytes of JSON one byte of a record can become: a name byte is at most 6 (\u00XX) in the
+ * fragment name and 8 in the id's base64 of the same; a CIGAR unit's 4 bytes ~70; one element of a
+ * B:c array ~21 (`{"int32_value":-128},`); a quality 4; other tags less.
+ */
+const BYTES_PER_RECORD_BYTE = 48;
+
+/**
+ * Copies `piece` to `out` at `o`; returns where it ends. TypedArray set (a memmove) is ~10 times
+ * faster than a byte loop for an 87-byte key run; a byte loop only wins for a few bytes.
+ */
+function put(out: Buffer, o: number, piece: Buffer): number {
+  const n = piece.length;
+  if (n < 16) {
+    for (let i = 0; i < n; i++) out[o + i] = piece[i];
+  } else out.set(piece, o);
+  return o + n;
+}
+
+/** Writes the decimal text of an integer (from -2^31 to 2^32 - 1) at `o`; returns where it ends. */
+function putInt(out: Buffer, o: number, n: number): number {
+  if (n < 0) {
+    out[o++] = 45;
+    n = -n;
+  }
+  if (n < 10) {
+    out[o] = 48 + n;
+    return o + 1;
+  }
+  const digits = n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : n < 100000 ? 5 : n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10;
+  const end = o + digits;
+  let at = end;
+  while (n >= 100) {
+    const q = Math.floor(n / 100);
+    const pair = (n - q * 100) * 2;
+    out[--at] = DIGIT_PAIRS[pair + 1];
+    out[--at] = DIGIT_PAIRS[pair];
+    n = q;
+  }
+  if (n >= 10) {
+    out[--at] = DIGIT_PAIRS[n * 2 + 1];
+    out[--at] = DIGIT_PAIRS[n * 2];
+  } else out[--at] = 48 + n;
+  return end;
+}
+
+/** Whether `bytes[from, to)` can go into a JSON string as it is (printable ASCII, no quote or backslash). */
+function isPlain(bytes: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const b = bytes[i];
+    if (b < 32 || b === 34 || b === 92 || b > 126) return false;
+  }
+  return true;
+}
+
+/** A JSON string from the UTF-8 `bytes[from, to)`, copied as it is unless it needs escaping. */
+function putString(out: Buffer, o: number, bytes: Buffer, from: number, to: number): number {
+  if (!isPlain(bytes, from, to)) return o + out.write(JSON.stringify(bytes.toString('utf8', from, to)), o);
+  out[o++] = 34;
+  for (let i = from; i < to; i++) out[o++] = bytes[i];
+  out[o++] = 34;
+  return o;
+}
+
+/** base64url (no padding) of `bytes[0, n)` at `o`; returns where it ends. */
+function putBase64(out: Buffer, o: number, bytes: Buffer, n: number): number {
+  let i = 0;
+  for (; i + 3 <= n; i += 3) {
+    const v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+    out[o] = BASE64URL[v >> 18];
+    out[o + 1] = BASE64URL[(v >> 12) & 63];
+    out[o + 2] = BASE64URL[(v >> 6) & 63];
+    out[o + 3] = BASE64URL[v & 63];
+    o += 4;
+  }
+  if (n - i === 1) {
+    const v = bytes[i] << 16;
+    out[o++] = BASE64URL[v >> 18];
+    out[o++] = BASE64URL[(v >> 12) & 63];
+  } else if (n - i === 2) {
+    const v = (bytes[i] << 16) | (bytes[i + 1] << 8);
+    out[o++] = BASE64URL[v >> 18];
+    out[o++] = BASE64URL[(v >> 12) & 63];
+    out[o++] = BASE64URL[(v >> 6) & 63];
+  }
+  return o;
+}
+
+/**
+ * The start of an alignment id's JSON text, `["ds","rgs","set","group","reference","`: its whole
+ * 3-byte groups already in base64url, and the 0-2 bytes left over, which begin the rest of the text.
+ */
+interface IdPrefix {
+  encoded: Buffer;
+  rest: Buffer;
+}
+
+function idPrefixOf(text: string): IdPrefix {
+  const bytes = Buffer.from(text);
+  const whole = bytes.length - (bytes.length % 3);
+  return { encoded: Buffer.from(bytes.subarray(0, whole).toString('base64url'), 'latin1'), rest: bytes.subarray(whole) };
+}
 
 /** Names and ids of one read group set, computed once and reused for every record. */
 export interface WriterContext {
@@ -108,92 +271,88 @@ export interface WriterContext {
   referenceNames: string[];
 }
 
+/** The texts of one set in one naming form. */
+interface SetTexts {
+  /** Per read group: `","readGroupId":"<id>","fragmentName":`. */
+  group: Buffer[];
+  /** Per reference: the alignment's keys up to its position's number, with the reference name. */
+  alignment: Buffer[];
+  /** Per reference: the same for nextMatePosition. */
+  mate: Buffer[];
+}
+
 export class AlignmentWriter {
-  private buffer = Buffer.allocUnsafe(64 * 1024);
-  private used = 0;
   private readonly groupIndex = new Map<string, number>();
-  private readonly groupIdBytes: Buffer[];
-  private readonly referenceNameBytes: Buffer[];
-  /** The JSON text of an alignment id up to its position: `["ds","rgs","set","group","reference","`, per group and reference (+1: none). */
-  private readonly idPrefixes: Buffer[][];
-  /** The id's JSON text is assembled here, then written in base64url (no string made per read). */
-  private idText = Buffer.allocUnsafe(1024);
+  /** The read group names as bytes, to find a record's group without making a string. */
+  private readonly groupNameBytes: Buffer[];
+  private readonly texts: Record<NamingForm, SetTexts>;
+  private readonly referenceCount: number;
+  /** Per group, per reference (+1: none): the start of the alignment id. */
+  private readonly idPrefixes: IdPrefix[][];
+  /** The rest of an id's JSON text is assembled here (a read name has at most 254 bytes), then written in base64url. */
+  private readonly idTail = Buffer.allocUnsafe(2048);
+  /** Bytes of JSON a record needs beyond BYTES_PER_RECORD_BYTE per byte of it. */
+  private readonly fixedBytes: number;
+  /** A view of the buffer written last, to write bases and qualities several bytes at a time. */
+  private view = new DataView(new ArrayBuffer(0));
+  private viewOf: Buffer | undefined;
 
   constructor(context: WriterContext) {
     context.readGroupNames.forEach((name, i) => this.groupIndex.set(name, i));
-    this.groupIdBytes = context.readGroupIds.map((id) => Buffer.from(JSON.stringify(id)));
-    this.referenceNameBytes = context.referenceNames.map((name) => Buffer.from(JSON.stringify(name)));
+    this.groupNameBytes = context.readGroupNames.map((name) => Buffer.from(name));
+    this.referenceCount = context.referenceNames.length;
+    const textsOf = (form: NamingForm): SetTexts => {
+      const t = KEYS[form].text;
+      return {
+        group: context.readGroupIds.map((id) => Buffer.from(t.readGroupId + JSON.stringify(id) + t.fragmentName)),
+        alignment: context.referenceNames.map((name) => Buffer.from(t.alignment + JSON.stringify(name) + t.position)),
+        mate: context.referenceNames.map((name) => Buffer.from(t.nextMatePosition + JSON.stringify(name) + t.position)),
+      };
+    };
+    this.texts = { camel: textsOf('camel'), snake: textsOf('snake') };
     this.idPrefixes = context.readGroupNames.map((group) =>
       [...context.referenceNames, '*'].map((reference) => {
         const text = JSON.stringify([context.datasetName, 'rgs', context.setName, group, reference, '']);
-        return Buffer.from(text.slice(0, -2)); // up to the opening quote of the position
+        return idPrefixOf(text.slice(0, -2)); // up to the opening quote of the position
       }),
     );
+    const longest = (buffers: Buffer[]) => buffers.reduce((n, b) => Math.max(n, b.length), 0);
+    const keyBytes = Object.values(KEYS.snake.text).reduce((n, t) => n + t.length, 0) + Object.values(KEYS.camel.text).reduce((n, t) => n + t.length, 0);
+    this.fixedBytes =
+      1024 +
+      keyBytes +
+      Math.max(longest(this.texts.camel.group), longest(this.texts.snake.group)) +
+      Math.max(longest(this.texts.camel.alignment), longest(this.texts.snake.alignment)) +
+      Math.max(longest(this.texts.camel.mate), longest(this.texts.snake.mate)) +
+      2 * this.idPrefixes.reduce((n, row) => Math.max(n, longest(row.map((p) => p.encoded))), 0);
   }
 
   /**
-   * Writes the id of the record at `at` as base64url of the JSON array
+   * Writes the id of a record as base64url of the JSON array
    * [dataset, "rgs", set, group, reference or "*", position, read name, flag], the text encodeId gives.
    */
-  private id(bytes: Buffer, group: number, refId: number, position: number, nameStart: number, nameEnd: number, flag: number): void {
+  private id(out: Buffer, o: number, bytes: Buffer, group: number, refId: number, position: number, nameStart: number, nameEnd: number, flag: number): number {
     const prefixes = this.idPrefixes[group];
     const prefix = prefixes[refId >= 0 && refId < prefixes.length - 1 ? refId : prefixes.length - 1];
-    let plainName = true;
-    for (let i = nameStart; i < nameEnd; i++) {
-      const b = bytes[i];
-      if (b < 32 || b === 34 || b === 92 || b > 126) {
-        plainName = false;
-        break;
-      }
-    }
-    const name = plainName ? undefined : Buffer.from(JSON.stringify(bytes.toString('latin1', nameStart, nameEnd)));
-    const size = prefix.length + 40 + (name ? name.length : nameEnd - nameStart + 2);
-    if (this.idText.length < size) this.idText = Buffer.allocUnsafe(size * 2);
-    const text = this.idText;
-    prefix.copy(text, 0);
-    let n = prefix.length;
-    n += text.write(String(position), n, 'latin1');
+    o = put(out, o, prefix.encoded);
+    const text = this.idTail;
+    const rest = prefix.rest;
+    let n = 0;
+    for (let i = 0; i < rest.length; i++) text[n++] = rest[i];
+    n = putInt(text, n, position);
     text[n++] = 34; // "
     text[n++] = 44; // ,
-    if (name) n += name.copy(text, n);
-    else {
+    if (isPlain(bytes, nameStart, nameEnd)) {
       text[n++] = 34;
-      n += bytes.copy(text, n, nameStart, nameEnd);
+      for (let i = nameStart; i < nameEnd; i++) text[n++] = bytes[i];
       text[n++] = 34;
-    }
+    } else n += text.write(JSON.stringify(bytes.toString('latin1', nameStart, nameEnd)), n);
     text[n++] = 44;
     text[n++] = 34;
-    n += text.write(String(flag), n, 'latin1');
+    n = putInt(text, n, flag);
     text[n++] = 34;
     text[n++] = 93; // ]
-    // base64url, no padding
-    this.ensure(Math.ceil((n * 4) / 3) + 4);
-    const out = this.buffer;
-    let o = this.used;
-    let i = 0;
-    for (; i + 3 <= n; i += 3) {
-      const v = (text[i] << 16) | (text[i + 1] << 8) | text[i + 2];
-      out[o++] = BASE64URL[v >> 18];
-      out[o++] = BASE64URL[(v >> 12) & 63];
-      out[o++] = BASE64URL[(v >> 6) & 63];
-      out[o++] = BASE64URL[v & 63];
-    }
-    if (n - i === 1) {
-      const v = text[i] << 16;
-      out[o++] = BASE64URL[v >> 18];
-      out[o++] = BASE64URL[(v >> 12) & 63];
-    } else if (n - i === 2) {
-      const v = (text[i] << 16) | (text[i + 1] << 8);
-      out[o++] = BASE64URL[v >> 18];
-      out[o++] = BASE64URL[(v >> 12) & 63];
-      out[o++] = BASE64URL[(v >> 6) & 63];
-    }
-    this.used = o;
-  }
-
-  private byte(b: number): void {
-    this.ensure(1);
-    this.buffer[this.used++] = b;
+    return putBase64(out, o, text, n);
   }
 
   /**
@@ -204,89 +363,43 @@ export class AlignmentWriter {
     for (let tag = tagsStart(bytes, at); tag + 3 <= end; ) {
       const type = bytes[tag + 2];
       if (type === 90 /* Z */ && bytes[tag] === 82 /* R */ && bytes[tag + 1] === 71 /* G */) {
-        const stop = bytes.indexOf(0, tag + 3);
-        return this.groupIndex.get(bytes.toString('utf8', tag + 3, stop === -1 || stop > end ? end : stop)) ?? 0;
+        const from = tag + 3;
+        let stop = from;
+        let ascii = true;
+        while (stop < end && bytes[stop] !== 0) {
+          if (bytes[stop] > 127) ascii = false;
+          stop++;
+        }
+        if (!ascii || this.groupNameBytes.length > 16) return this.groupIndex.get(bytes.toString('utf8', from, stop)) ?? 0;
+        // Few groups: compare bytes, the last group of a repeated name first (as the map holds it).
+        const names = this.groupNameBytes;
+        for (let g = names.length - 1; g >= 0; g--) {
+          const name = names[g];
+          if (name.length !== stop - from) continue;
+          let same = true;
+          for (let i = 0; i < name.length; i++) {
+            if (name[i] !== bytes[from + i]) {
+              same = false;
+              break;
+            }
+          }
+          if (same) return g;
+        }
+        return 0;
       }
       tag = skipTag(bytes, tag, end);
     }
     return 0;
   }
 
-  private ensure(n: number): void {
-    if (this.used + n <= this.buffer.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.used + n));
-    this.buffer.copy(bigger, 0, 0, this.used);
-    this.buffer = bigger;
-  }
-
-  private put(piece: Buffer): void {
-    const n = piece.length;
-    this.ensure(n);
-    // Keys are short: a byte loop costs less than Buffer.copy's call (which made a subarray per key).
-    if (n < 64) {
-      const buffer = this.buffer;
-      let o = this.used;
-      for (let i = 0; i < n; i++) buffer[o++] = piece[i];
-      this.used = o;
-    } else {
-      this.buffer.set(piece, this.used);
-      this.used += n;
-    }
-  }
-
-  private text(text: string): void {
-    this.ensure(text.length * 3);
-    this.used += this.buffer.write(text, this.used);
-  }
-
-  private int(n: number): void {
-    this.ensure(24);
-    if (n < 0) {
-      this.buffer[this.used++] = 45;
-      n = -n;
-    }
-    if (n < 10) {
-      this.buffer[this.used++] = 48 + n;
-      return;
-    }
-    const digits = n < 100 ? 2 : n < 1000 ? 3 : Math.floor(Math.log10(n)) + 1;
-    let at = this.used + digits;
-    this.used = at;
-    while (n >= 10) {
-      const q = Math.floor(n / 10);
-      this.buffer[--at] = 48 + (n - q * 10);
-      n = q;
-    }
-    this.buffer[--at] = 48 + n;
-  }
-
-  private bool(k: Keys, value: boolean): void {
-    this.put(value ? k.true : k.false);
-  }
-
-  /** A JSON string from `bytes[from, to)`, copied as it is unless it needs escaping. */
-  private stringFrom(bytes: Buffer, from: number, to: number): void {
-    let plain = true;
-    for (let i = from; i < to; i++) {
-      const b = bytes[i];
-      if (b < 32 || b === 34 || b === 92 || b > 126) {
-        plain = false;
-        break;
-      }
-    }
-    if (plain) {
-      this.ensure(to - from + 2);
-      this.buffer[this.used++] = 34;
-      bytes.copy(this.buffer, this.used, from, to);
-      this.used += to - from;
-      this.buffer[this.used++] = 34;
-    } else this.text(JSON.stringify(bytes.toString('utf8', from, to)));
-  }
-
-  /** Writes the record `bytes[at, end)` (its length field first), of read group `group`, to `out`. */
-  write(bytes: Buffer, at: number, end: number, group: number, form: NamingForm, out: ByteChunks): void {
+  /**
+   * Writes the record `bytes[at, end)` (its length field first), of read group `group`, to `out`, after
+   * a comma when `comma`. The record's JSON is written where it goes in `out`, in one piece of room
+   * taken for the most it can need, so no byte is copied twice and no size is checked per field.
+   */
+  write(bytes: Buffer, at: number, end: number, group: number, form: NamingForm, out: ByteChunks, comma = false): void {
     const k = KEYS[form];
-    this.used = 0;
+    const texts = this.texts[form];
     const refId = bytes.readInt32LE(at + 4);
     const position = bytes.readInt32LE(at + 8);
     const nameLength = bytes[at + 12];
@@ -298,154 +411,143 @@ export class AlignmentWriter {
     const matePosition = bytes.readInt32LE(at + 28);
     const templateLength = bytes.readInt32LE(at + 32);
     const nameStart = at + 36;
-    const nameEnd = nameStart + nameLength - 1; // without its NUL
-
-    this.put(k.id);
-    this.id(bytes, group, refId, position, nameStart, nameEnd, flag);
-    this.put(k.readGroupId);
-    this.put(this.groupIdBytes[group]);
-    this.put(k.fragmentName);
-    this.stringFrom(bytes, nameStart, nameEnd);
-    this.put(k.improperPlacement);
-    this.bool(k, (flag & 2) === 0);
-    this.put(k.duplicateFragment);
-    this.bool(k, (flag & 1024) !== 0);
-    this.put(k.numberReads);
-    this.int(flag & 1 ? 2 : 1);
-    this.put(k.fragmentLength);
-    this.int(templateLength);
-    if (!(flag & 1) || (flag & 192) === 64 || (flag & 192) === 128) {
-      this.put(k.readNumber);
-      this.int(flag & 128 ? 1 : 0);
-    }
-    this.put(k.failedVendorQualityChecks);
-    this.bool(k, (flag & 512) !== 0);
-
-    let cursor = nameStart + nameLength;
-    if (!(flag & 4) && refId >= 0 && this.referenceNameBytes[refId]) {
-      this.put(k.alignment);
-      this.put(this.referenceNameBytes[refId]);
-      this.put(k.position);
-      this.int(position);
-      this.put(flag & 16 ? k.strandMinus : k.strandPlus);
-      this.put(k.mappingQuality);
-      this.int(mappingQuality);
-      if (cigarCount > 0) {
-        this.put(k.cigar);
-        for (let i = 0; i < cigarCount; i++) {
-          const unit = bytes.readUInt32LE(cursor + i * 4);
-          const op = k.cigarOps[unit & 15];
-          if (!op) throw new Error(`a CIGAR operation of read ${bytes.toString('latin1', nameStart, nameEnd)} is not one of MIDNSHP=X`);
-          if (i) this.byte(44);
-          this.put(op);
-          this.int(unit >>> 4);
-          this.byte(125);
-        }
-        this.byte(93);
-      }
-      this.byte(125);
-    }
-    cursor += cigarCount * 4;
-    this.put(k.secondaryAlignment);
-    this.bool(k, (flag & 256) !== 0);
-    this.put(k.supplementaryAlignment);
-    this.bool(k, (flag & 2048) !== 0);
-
-    const sequenceStart = cursor;
+    const nameEnd = nameLength > 0 ? nameStart + nameLength - 1 : nameStart; // without its NUL
+    const cigarStart = nameStart + nameLength;
+    const sequenceStart = cigarStart + cigarCount * 4;
     const qualityStart = sequenceStart + ((sequenceLength + 1) >> 1);
     const tagStart = qualityStart + sequenceLength;
-    if (sequenceLength > 0) {
-      this.put(k.alignedSequence);
-      this.ensure(sequenceLength + 1);
-      let buffer = this.buffer;
-      let o = this.used;
-      for (let i = sequenceStart; i < qualityStart; i++) {
-        const pair = BASE_PAIRS[bytes[i]];
-        buffer[o++] = pair & 255;
-        buffer[o++] = pair >> 8;
-      }
-      this.used += sequenceLength; // an odd length leaves the last half-byte's padding out
-      if (bytes[qualityStart] !== 255) {
-        this.put(k.alignedQuality);
-        this.ensure(sequenceLength * 4);
-        buffer = this.buffer;
-        let q = this.used;
-        for (let i = qualityStart; i < tagStart; i++) {
-          const v = bytes[i];
-          if (v >= 100) {
-            buffer[q++] = 48 + Math.floor(v / 100);
-            buffer[q++] = 48 + (Math.floor(v / 10) % 10);
-          } else if (v >= 10) buffer[q++] = 48 + Math.floor(v / 10);
-          buffer[q++] = 48 + (v % 10);
-          buffer[q++] = 44;
-        }
-        this.used = q - 1;
-        this.byte(93);
-      } else this.byte(34);
+    if (sequenceLength < 0 || tagStart > end) {
+      throw new Error('the fields of an alignment record run past the end of the record');
     }
 
-    if (mateRefId >= 0 && matePosition >= 0 && this.referenceNameBytes[mateRefId]) {
-      this.put(k.nextMatePosition);
-      this.put(this.referenceNameBytes[mateRefId]);
-      this.put(k.position);
-      this.int(matePosition);
-      this.put(flag & 32 ? k.strandMinus : k.strandPlus);
+    const room = this.fixedBytes + BYTES_PER_RECORD_BYTE * (end - at);
+    const buffer = out.room(room);
+    if (buffer !== this.viewOf) {
+      this.view = new DataView(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.length);
+      this.viewOf = buffer;
     }
-    if (tagStart < end) this.attributes(bytes, tagStart, end, k);
-    this.byte(125);
-    out.bytes(this.buffer, 0, this.used);
+    const view = this.view;
+    const from = out.writeAt;
+    let o = from;
+    if (comma) buffer[o++] = 44;
+    o = put(buffer, o, k.id);
+    o = this.id(buffer, o, bytes, group, refId, position, nameStart, nameEnd, flag);
+    o = put(buffer, o, texts.group[group]);
+    o = putString(buffer, o, bytes, nameStart, nameEnd);
+    const flags = (k.flagTexts[flag & 4095] ??= flagTextsOf(k, flag & 4095));
+    o = put(buffer, o, flags.beforeLength);
+    o = putInt(buffer, o, templateLength);
+    o = put(buffer, o, flags.afterLength);
+
+    if (!(flag & 4) && refId >= 0 && refId < this.referenceCount) {
+      o = put(buffer, o, texts.alignment[refId]);
+      o = putInt(buffer, o, position);
+      o = put(buffer, o, flag & 16 ? k.strandMinusQuality : k.strandPlusQuality);
+      o = putInt(buffer, o, mappingQuality);
+      if (cigarCount > 0) {
+        o = put(buffer, o, k.cigar);
+        for (let i = 0; i < cigarCount; i++) {
+          const unit = bytes.readUInt32LE(cigarStart + i * 4);
+          const op = k.cigarOps[unit & 15];
+          if (!op) throw new Error(`a CIGAR operation of read ${bytes.toString('latin1', nameStart, nameEnd)} is not one of MIDNSHP=X`);
+          if (i) buffer[o++] = 44;
+          o = put(buffer, o, op);
+          o = putInt(buffer, o, unit >>> 4);
+          buffer[o++] = 125;
+        }
+        buffer[o++] = 93;
+      }
+      buffer[o++] = 125;
+    }
+    o = put(buffer, o, flags.afterAlignment);
+
+    if (sequenceLength > 0) {
+      o = put(buffer, o, k.alignedSequence);
+      const basesEnd = o + sequenceLength;
+      for (let i = sequenceStart; i < qualityStart; i++) {
+        view.setUint16(o, BASE_PAIRS[bytes[i]], true);
+        o += 2;
+      }
+      o = basesEnd; // an odd length leaves the last half-byte's padding out
+      if (bytes[qualityStart] !== 255) {
+        o = put(buffer, o, k.alignedQuality);
+        for (let i = qualityStart; i < tagStart; i++) {
+          const quality = bytes[i];
+          view.setUint32(o, QUALITY_TEXT[quality], true);
+          o += QUALITY_LENGTH[quality];
+        }
+        buffer[o - 1] = 93; // over the last comma
+      } else buffer[o++] = 34;
+    }
+
+    if (mateRefId >= 0 && matePosition >= 0 && mateRefId < this.referenceCount) {
+      o = put(buffer, o, texts.mate[mateRefId]);
+      o = putInt(buffer, o, matePosition);
+      o = put(buffer, o, flag & 32 ? k.strandMinus : k.strandPlus);
+    }
+    if (tagStart < end) o = this.attributes(buffer, o, bytes, tagStart, end, k);
+    buffer[o++] = 125;
+    if (o - from > room) throw new Error(`the JSON of read ${bytes.toString('latin1', nameStart, nameEnd)} outgrew the room taken for it`);
+    out.wrote(o);
   }
 
-  private attributes(bytes: Buffer, from: number, end: number, k: Keys): void {
+  private attributes(out: Buffer, o: number, bytes: Buffer, from: number, end: number, k: Keys): number {
     let first = true;
     for (let tag = from; tag + 3 <= end; ) {
       const type = bytes[tag + 2];
       const next = skipTag(bytes, tag, end);
+      if (next <= tag || next > end) throw new Error('a tag of an alignment record runs past the end of the record');
       const values = tag + 3;
       if (type === 66 /* B */ && bytes.readInt32LE(values + 1) === 0) {
         tag = next; // an empty array: no values to give
         continue;
       }
-      this.put(first ? k.attributes : COMMA);
+      if (first) o = put(out, o, k.attributes);
+      else out[o++] = 44;
       first = false;
-      this.ensure(4);
-      this.buffer[this.used++] = 34;
-      this.buffer[this.used++] = bytes[tag];
-      this.buffer[this.used++] = bytes[tag + 1];
-      this.buffer[this.used++] = 34;
-      this.put(k.values);
+      out[o] = 34;
+      out[o + 1] = bytes[tag];
+      out[o + 2] = bytes[tag + 1];
+      out[o + 3] = 34;
+      o = put(out, o + 4, k.values);
       switch (type) {
         case 65: // A
-          this.put(k.stringValue);
-          this.text(JSON.stringify(String.fromCharCode(bytes[values])) + '}');
+          o = put(out, o, k.stringValue);
+          o += out.write(JSON.stringify(String.fromCharCode(bytes[values])) + '}', o);
           break;
         case 90: // Z
         case 72: // H
-          this.put(k.stringValue);
-          this.stringFrom(bytes, values, next - 1);
-          this.byte(125);
+          o = put(out, o, k.stringValue);
+          o = putString(out, o, bytes, values, next - 1);
+          out[o++] = 125;
           break;
         case 66: {
           const subtype = bytes[values];
           const count = bytes.readInt32LE(values + 1);
           const size = TAG_SIZES[subtype];
           for (let i = 0; i < count; i++) {
-            if (i) this.put(COMMA);
-            this.number(subtype, bytes, values + 5 + i * size, k);
+            if (i) out[o++] = 44;
+            o = this.number(out, o, subtype, bytes, values + 5 + i * size, k);
           }
           break;
         }
         default:
-          this.number(type, bytes, values, k);
+          o = this.number(out, o, type, bytes, values, k);
       }
-      this.byte(93);
-      this.byte(125);
+      out[o] = 93;
+      out[o + 1] = 125;
+      o += 2;
       tag = next;
     }
-    if (!first) this.text('}}');
+    if (!first) {
+      out[o] = 125;
+      out[o + 1] = 125;
+      o += 2;
+    }
+    return o;
   }
 
-  private number(type: number, bytes: Buffer, at: number, k: Keys): void {
+  private number(out: Buffer, o: number, type: number, bytes: Buffer, at: number, k: Keys): number {
     let value: number;
     switch (type) {
       case 99: value = bytes.readInt8(at); break; // c
@@ -455,19 +557,17 @@ export class AlignmentWriter {
       case 105: value = bytes.readInt32LE(at); break; // i
       case 73: value = bytes.readUInt32LE(at); break; // I
       case 102: // f
-        this.put(k.doubleValue);
-        this.text(float32Text(bytes.readFloatLE(at)) + '}');
-        return;
+        o = put(out, o, k.doubleValue);
+        return o + out.write(float32Text(bytes.readFloatLE(at)) + '}', o);
       default:
         throw new Error(`a tag has the unknown type '${String.fromCharCode(type)}'`);
     }
-    this.put(value > 2147483647 ? k.int64Value : k.int32Value);
-    this.int(value);
-    this.byte(125);
+    o = put(out, o, value > 2147483647 ? k.int64Value : k.int32Value);
+    o = putInt(out, o, value);
+    out[o] = 125;
+    return o + 1;
   }
 }
-
-const COMMA = Buffer.from(',');
 
 /** Where the tags of the record at `at` begin. */
 function tagsStart(bytes: Buffer, at: number): number {
@@ -479,7 +579,7 @@ function tagsStart(bytes: Buffer, at: number): number {
 function skipTag(bytes: Buffer, tag: number, end: number): number {
   const type = bytes[tag + 2];
   const size = TAG_SIZES[type];
-  if (size !== undefined) return tag + 3 + size;
+  if (size !== 0) return tag + 3 + size;
   if (type === 90 || type === 72) {
     const stop = bytes.indexOf(0, tag + 3);
     if (stop === -1 || stop >= end) throw new Error('a string tag of an alignment record has no end');
@@ -487,7 +587,7 @@ function skipTag(bytes: Buffer, tag: number, end: number): number {
   }
   if (type === 66) {
     const elementSize = TAG_SIZES[bytes[tag + 3]];
-    if (elementSize === undefined) throw new Error(`an array tag has the unknown element type '${String.fromCharCode(bytes[tag + 3])}'`);
+    if (elementSize === 0) throw new Error(`an array tag has the unknown element type '${String.fromCharCode(bytes[tag + 3])}'`);
     return tag + 8 + bytes.readInt32LE(tag + 4) * elementSize;
   }
   throw new Error(`a tag has the unknown type '${String.fromCharCode(type)}'`);

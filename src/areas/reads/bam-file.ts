@@ -16,59 +16,89 @@ interface InflatedPiece {
   blockPositions: number[];
 }
 
-const PIECE_BYTES = 256 * 1024;
+/** A page of 1000 reads of 100 bases is ~75 KB of BAM: one read of the file, with the block it starts in kept from the page before. */
+const FIRST_SLICE = 128 * 1024;
 const MAX_SLICE = 1 << 20;
 
-/** Inflated BGZF data from `start` onward, a few blocks at a time. */
-async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, source: string): AsyncGenerator<InflatedPiece> {
+/** An inflated BGZF block, and its compressed size. */
+interface InflatedBlock {
+  bytes: Buffer;
+  size: number;
+}
+
+/**
+ * The blocks inflated last, by file and position: a page stops inside a block, and the next page
+ * starts in that same block, so it is inflated once instead of twice. At most 32 blocks (2 MB).
+ */
+const recentBlocks = new Map<string, InflatedBlock>();
+const RECENT_BLOCKS = 32;
+
+function rememberBlock(key: string, block: InflatedBlock): void {
+  recentBlocks.set(key, block);
+  if (recentBlocks.size > RECENT_BLOCKS) recentBlocks.delete(recentBlocks.keys().next().value!);
+}
+
+let fileKeys = 0;
+/** A key for the blocks of one opened file (a file added again gets a new one, so no block outlives its file). */
+export const newFileKey = () => ++fileKeys;
+
+/**
+ * Inflated BGZF data from `start` onward, one block at a time (a page that stops early inflates at
+ * most one block it does not use), read from the file in slices that grow from 128 KB to 1 MB. With
+ * `fileKey`, blocks inflated recently are taken from memory instead of inflated again.
+ */
+async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, source: string, fileKey?: number): AsyncGenerator<InflatedPiece> {
   let position = start.blockPosition;
   let skip = start.dataPosition;
-  let sliceSize = 64 * 1024;
+  let slice: Buffer = EMPTY;
+  let sliceAt = 0; // the file position of slice[0]
+  let sliceSize = FIRST_SLICE;
+  let fileEnded = false; // the slice reaches the end of the file
   for (;;) {
-    const read = await file.read(sliceSize, position);
-    const compressed = Buffer.from(read.buffer, read.byteOffset, read.length);
-    let used = 0;
-    for (;;) {
-      const size = blockSizeAt(compressed, used, source);
-      if (size === undefined || used + size > compressed.length) break;
-      used += size;
-    }
-    if (used === 0) {
-      if (compressed.length < sliceSize) {
-        if (compressed.length > 0) throw new Error(`${source} ends in the middle of a BGZF block`);
-        return;
+    const key = fileKey === undefined ? undefined : `${fileKey}:${position}`;
+    let block = key === undefined ? undefined : recentBlocks.get(key);
+    if (!block) {
+      let at = position - sliceAt;
+      let size = at >= 0 && at < slice.length ? blockSizeAt(slice, at, source) : undefined;
+      if (size === undefined || at + size > slice.length) {
+        if (fileEnded && at >= slice.length) return;
+        for (;;) {
+          const read = await file.read(sliceSize, position);
+          slice = Buffer.from(read.buffer, read.byteOffset, read.length);
+          sliceAt = position;
+          at = 0;
+          fileEnded = slice.length < sliceSize;
+          size = blockSizeAt(slice, 0, source);
+          if (size !== undefined && size <= slice.length) break;
+          if (fileEnded) {
+            if (slice.length > 0) throw new Error(`${source} ends in the middle of a BGZF block`);
+            return;
+          }
+          sliceSize = Math.min(sliceSize * 2, MAX_SLICE * 2);
+        }
+        sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
       }
-      sliceSize = Math.min(sliceSize * 2, MAX_SLICE * 2);
-      continue;
-    }
-    let groupStart = 0;
-    while (groupStart < used) {
-      const blockStarts: number[] = [];
-      const blockPositions: number[] = [];
-      let groupEnd = groupStart;
-      let size = 0;
-      while (groupEnd < used && size < PIECE_BYTES) {
-        const next = groupEnd + blockSizeAt(compressed, groupEnd, source)!;
-        blockStarts.push(size - skip);
-        blockPositions.push(position + groupEnd);
-        size += compressed.readUInt32LE(next - 4);
-        groupEnd = next;
-      }
-      if (skip >= size) {
-        skip -= size;
-        groupStart = groupEnd;
+      const declared = slice.readUInt32LE(at + size - 4);
+      if (skip >= declared && skip > 0) {
+        // Wholly before the start: not inflated at all.
+        skip -= declared;
+        position += size;
         continue;
       }
-      let bytes: Buffer = gunzipSync(compressed.subarray(groupStart, groupEnd));
-      if (bytes.length !== size) throw new Error(`${source}: a BGZF block inflates to another size than it declares`);
-      if (skip) bytes = bytes.subarray(skip);
-      skip = 0;
-      groupStart = groupEnd;
-      if (bytes.length) yield { bytes, blockStarts, blockPositions };
+      // Room for a little more than the block declares, so zlib hands back its one buffer as it is.
+      const bytes = gunzipSync(slice.subarray(at, at + size), { chunkSize: declared + 64 });
+      if (bytes.length !== declared) throw new Error(`${source}: a BGZF block inflates to another size than it declares`);
+      block = { bytes, size };
+      if (key !== undefined) rememberBlock(key, block);
+    } else if (skip >= block.bytes.length && skip > 0) {
+      skip -= block.bytes.length;
+      position += block.size;
+      continue;
     }
-    position += used;
-    if (compressed.length < sliceSize && used === compressed.length) return;
-    sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
+    const piece: InflatedPiece = { bytes: skip ? block.bytes.subarray(skip) : block.bytes, blockStarts: [-skip], blockPositions: [position] };
+    skip = 0;
+    position += block.size;
+    if (piece.bytes.length) yield piece;
   }
 }
 
@@ -154,13 +184,28 @@ export class BamRecords extends RecordCursor {
   private blockPositions: number[] = [];
   private done = false;
   private readonly pieces: AsyncGenerator<InflatedPiece>;
+  /**
+   * A record that began in one piece and ends in the next is copied alone into a buffer of its own;
+   * meanwhile the next piece waits here, with where its first whole record begins.
+   */
+  private waiting?: { piece: InflatedPiece; from: number };
+  /** The virtual offset of that copied record. */
+  private joinedOffset?: VirtualOffset;
 
-  constructor(file: GenericFilehandle, start: VirtualOffset, source: string) {
+  constructor(file: GenericFilehandle, start: VirtualOffset, source: string, fileKey?: number) {
     super(source);
-    this.pieces = inflateFrom(file, start, source);
+    this.pieces = inflateFrom(file, start, source, fileKey);
   }
 
   async fill(): Promise<boolean> {
+    this.joinedOffset = undefined;
+    if (this.waiting) {
+      const { piece, from } = this.waiting;
+      this.waiting = undefined;
+      this.use(piece);
+      this.at = this.end = from;
+      return true;
+    }
     if (this.done) return false;
     const next = await this.pieces.next();
     const from = this.end;
@@ -172,6 +217,17 @@ export class BamRecords extends RecordCursor {
     }
     const piece = next.value;
     if (carry > 0) {
+      const head = carry >= 4 ? this.bytes.subarray(from, from + 4) : Buffer.concat([this.bytes.subarray(from), piece.bytes.subarray(0, 4 - carry)]);
+      const rest = head.length === 4 ? 4 + head.readInt32LE(0) - carry : -1;
+      if (rest > 0 && rest <= piece.bytes.length) {
+        // The usual case: copy that one record, not the whole piece.
+        this.joinedOffset = offsetIn(this.blockStarts, this.blockPositions, from);
+        this.bytes = Buffer.concat([this.bytes.subarray(from), piece.bytes.subarray(0, rest)]);
+        this.at = this.end = 0;
+        this.waiting = { piece, from: rest };
+        return true;
+      }
+      // A record longer than the piece (or a damaged length): join the pieces.
       const starts: number[] = [];
       const positions: number[] = [];
       // The blocks of the carried bytes, then the new ones.
@@ -184,20 +240,20 @@ export class BamRecords extends RecordCursor {
         starts.push(piece.blockStarts[i] + carry);
         positions.push(piece.blockPositions[i]);
       }
-      this.bytes = Buffer.concat([this.bytes.subarray(from), piece.bytes]);
-      this.blockStarts = starts;
-      this.blockPositions = positions;
-    } else {
-      this.bytes = piece.bytes;
-      this.blockStarts = piece.blockStarts;
-      this.blockPositions = piece.blockPositions;
-    }
+      this.use({ bytes: Buffer.concat([this.bytes.subarray(from), piece.bytes]), blockStarts: starts, blockPositions: positions });
+    } else this.use(piece);
     this.at = this.end = 0;
     return true;
   }
 
+  private use(piece: InflatedPiece): void {
+    this.bytes = piece.bytes;
+    this.blockStarts = piece.blockStarts;
+    this.blockPositions = piece.blockPositions;
+  }
+
   offset(): VirtualOffset {
-    return offsetIn(this.blockStarts, this.blockPositions, this.at);
+    return this.joinedOffset ?? offsetIn(this.blockStarts, this.blockPositions, this.at);
   }
 
   async close(): Promise<void> {

@@ -404,23 +404,32 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
           const out = new ByteChunks();
           out.text('{' + response.listKey[form] + ':[');
           let written = 0;
-          let last: ReadPosition | undefined;
+          // The place of the last record written (a ReadPosition, kept in numbers: no array per read).
+          let lastSection = 0;
+          let lastPosition = 0;
+          let lastOrdinal = 0;
+          let lastAt = 0;
           let more = false;
           try {
             for (let lane = first; lane; ) {
               if (written === pageSize || (written > 0 && out.total >= budget)) {
                 more = true; // look-ahead: a record follows the last one written
-                const offset = single && last ? lane.cursor.offset() : undefined;
-                if (offset && last) rememberResumePoint(resumeKey(last), { offset, sortPosition: lane.sortPosition, atPosition: lane.atPosition });
+                const offset = single && written > 0 ? lane.cursor.offset() : undefined;
+                if (offset) {
+                  const key = resumeKey([lastSection, lastPosition, lastOrdinal, lastAt]);
+                  rememberResumePoint(key, { offset, sortPosition: lane.sortPosition, atPosition: lane.atPosition });
+                }
                 break;
               }
-              if (written) out.text(',');
               const { cursor, context } = lane;
               const group = lane.group >= 0 ? lane.group : context.writer.groupOf(cursor.bytes, cursor.at, cursor.end);
-              context.writer.write(cursor.bytes, cursor.at, cursor.end, group, form, out);
+              context.writer.write(cursor.bytes, cursor.at, cursor.end, group, form, out, written > 0);
               written++;
-              last = [section, lane.sortPosition, lane.ordinal, lane.atPosition];
-              for (const chunk of out.take()) await sink.write(chunk);
+              lastSection = section;
+              lastPosition = lane.sortPosition;
+              lastOrdinal = lane.ordinal;
+              lastAt = lane.atPosition;
+              if (out.full()) for (const chunk of out.take()) await sink.write(chunk);
               // The common case, one lane with its next record already read: no promise at all.
               const found = lanes.length === 1 ? lane.tryAdvance() : 2;
               if (found === 1) continue;
@@ -434,9 +443,11 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
             for (const lane of lanes) await lane.cursor.close();
           }
           let closing = ']';
-          if (more && last) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
+          if (more && written > 0) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, [lastSection, lastPosition, lastOrdinal, lastAt]));
           out.text(closing + '}');
-          for (const chunk of out.finish()) await sink.write(chunk);
+          const last = out.finish();
+          out.close();
+          for (const chunk of last) await sink.write(chunk);
         },
       };
     },

@@ -16,6 +16,7 @@
  * stringValue), so 0.7707 stays 0.7707.
  */
 import { createHash } from 'node:crypto';
+import { CHUNK_BYTES, handedOut, retire, takeChunkBuffer } from '../../protocol/chunk-pool.js';
 import { encodeId } from '../../protocol/ids.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, Attributes, AttributeValueList } from '../../protocol/common.js';
@@ -155,6 +156,19 @@ export class ByteChunks {
     this.buffer = Buffer.allocUnsafe(Math.min(chunkSize, FIRST_BUFFER_BYTES));
   }
 
+  /** A buffer for at least `n` bytes: a pooled one when a chunk is enough. */
+  private next(n: number): void {
+    this.cut();
+    retire(this.buffer);
+    this.buffer = this.chunkSize === CHUNK_BYTES && n <= CHUNK_BYTES ? takeChunkBuffer() : Buffer.allocUnsafe(Math.max(this.chunkSize, n));
+    this.start = this.used = 0;
+  }
+
+  /** Nothing more will be written: the last buffer may be reused once its pieces are sent (chunk-pool.ts). */
+  close(): void {
+    retire(this.buffer);
+  }
+
   text(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit, so this never cuts a character.
     if (text.length * 3 <= this.buffer.length - this.used) {
@@ -171,11 +185,7 @@ export class ByteChunks {
   bytes(source: Uint8Array, from: number, to: number): void {
     this.total += to - from;
     while (from < to) {
-      if (this.used === this.buffer.length) {
-        this.cut();
-        this.buffer = Buffer.allocUnsafe(this.chunkSize);
-        this.start = this.used = 0;
-      }
+      if (this.used === this.buffer.length) this.next(this.chunkSize);
       const n = Math.min(this.buffer.length - this.used, to - from);
       this.buffer.set(source.subarray(from, from + n), this.used);
       this.used += n;
@@ -183,16 +193,44 @@ export class ByteChunks {
     }
   }
 
+  /**
+   * Room for `n` more bytes in one buffer, for a writer that writes its bytes in place (no copy):
+   * it writes `room(n)` from `writeAt` on, at most `n` bytes, then calls `wrote` with where it stopped.
+   * The room comes from a new buffer when the current one has too little left.
+   */
+  room(n: number): Buffer {
+    if (this.buffer.length - this.used < n) this.next(n);
+    return this.buffer;
+  }
+
+  /** Where the next byte goes in the buffer `room` gave. */
+  get writeAt(): number {
+    return this.used;
+  }
+
+  /** The bytes of `room`'s buffer up to `end` are written. */
+  wrote(end: number): void {
+    this.total += end - this.used;
+    this.used = end;
+  }
+
+  /** Whether `take` would hand anything out. */
+  full(): boolean {
+    return this.readyBytes + this.used - this.start >= this.chunkSize;
+  }
+
   private cut(): void {
     if (this.used === this.start) return;
-    this.ready.push(this.buffer.subarray(this.start, this.used));
+    const piece = this.buffer.subarray(this.start, this.used);
+    handedOut(piece);
+    this.ready.push(piece);
     this.readyBytes += this.used - this.start;
     this.start = this.used;
   }
 
   /** The pieces to send now, once about a chunk's worth has gathered (else none). */
   take(): Buffer[] {
-    if (this.readyBytes + this.used - this.start < this.chunkSize) return [];
+    if (!this.full()) return [];
     return this.finish();
   }
 
@@ -206,11 +244,10 @@ export class ByteChunks {
   }
 }
 
-/**
- * 1 MB chunks: a raw node:http server sending a precomputed page in 64 KB writes reached ~120 MB/s
- * over loopback, in 256 KB writes ~280 MB/s, in 1 MB writes ~300 MB/s (2 cores under load).
+/*
+ * 1 MB chunks (CHUNK_BYTES): a raw node:http server sending a precomputed page in 64 KB writes reached
+ * ~120 MB/s over loopback, in 256 KB writes ~280 MB/s, in 1 MB writes ~300 MB/s (2 cores under load).
  */
-const CHUNK_BYTES = 1 << 20;
 const FIRST_BUFFER_BYTES = 64 * 1024;
 
 /**

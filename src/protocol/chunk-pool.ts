@@ -1,0 +1,66 @@
+/**
+ * Reusable buffers for replies written in pieces. A page of reads is ~1.2 MB of JSON; a new 1 MB buffer
+ * per megabyte sent made V8 run a full garbage collection every ~10 MB of replies (memory outside the
+ * heap counts towards starting one), about a fifth of the server's time while paging reads.
+ *
+ * The contract: a writer takes a buffer (`takeChunkBuffer`), hands out pieces of it (`handedOut`), and
+ * says when it writes no more into it (`retire`). Whoever sends a piece says when the piece's bytes
+ * are no longer needed (`pieceSent`: written to the socket, or taken in by a compressor). A buffer
+ * returns to the pool once it is retired and every piece handed out of it is sent. A piece nobody
+ * reports sent keeps its buffer out of the pool for good (the garbage collector frees it), so a sink
+ * that does not know this contract costs only the reuse.
+ */
+
+/** The size of the pooled buffers. */
+export const CHUNK_BYTES = 1 << 20;
+/** Buffers kept for reuse at most (the rest are left to the garbage collector). */
+const POOL_SIZE = 8;
+
+interface BufferState {
+  /** Pieces handed out and not yet sent. */
+  outstanding: number;
+  retired: boolean;
+}
+
+const states = new WeakMap<ArrayBuffer, BufferState>();
+/** The pieces handed out and not yet sent (a piece reported twice counts once). */
+const outstandingPieces = new WeakSet<Uint8Array>();
+const free: Buffer[] = [];
+
+/** A buffer of CHUNK_BYTES, reused when one is free. */
+export function takeChunkBuffer(): Buffer {
+  const buffer = free.pop() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  states.set(buffer.buffer as ArrayBuffer, { outstanding: 0, retired: false });
+  return buffer;
+}
+
+/** A piece of a buffer from takeChunkBuffer is handed to a sink. */
+export function handedOut(piece: Uint8Array): void {
+  const state = states.get(piece.buffer as ArrayBuffer);
+  if (!state) return;
+  state.outstanding++;
+  outstandingPieces.add(piece);
+}
+
+/** The writer writes no more into `buffer`. */
+export function retire(buffer: Uint8Array): void {
+  const state = states.get(buffer.buffer as ArrayBuffer);
+  if (!state) return;
+  state.retired = true;
+  release(buffer.buffer as ArrayBuffer, state);
+}
+
+/** The bytes of `piece` are sent: its buffer may be written again. Pieces of other buffers are let be. */
+export function pieceSent(piece: string | Uint8Array): void {
+  if (typeof piece === 'string' || !outstandingPieces.delete(piece)) return;
+  const state = states.get(piece.buffer as ArrayBuffer);
+  if (!state) return;
+  state.outstanding--;
+  release(piece.buffer as ArrayBuffer, state);
+}
+
+function release(arrayBuffer: ArrayBuffer, state: BufferState): void {
+  if (!state.retired || state.outstanding > 0) return;
+  states.delete(arrayBuffer);
+  if (free.length < POOL_SIZE) free.push(Buffer.from(arrayBuffer, 0, CHUNK_BYTES));
+}
