@@ -13,6 +13,8 @@ export interface RangeServer {
 
 export async function startRangeServer(root: string): Promise<RangeServer> {
   const log: string[] = [];
+  /** Sends a file's bytes; a file removed between the check and the read (a test moving it away) cuts the reply. */
+  const send = (res: http.ServerResponse, stream: fs.ReadStream) => stream.on('error', () => res.destroy()).pipe(res);
   const server = http.createServer((req, res) => {
     const file = path.join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
     log.push(`${req.method} ${req.url} ${req.headers.range ?? ''}`);
@@ -25,7 +27,7 @@ export async function startRangeServer(root: string): Promise<RangeServer> {
     if (!range) {
       res.writeHead(200, { 'content-length': size, 'accept-ranges': 'bytes' });
       if (req.method === 'HEAD') res.end();
-      else fs.createReadStream(file).pipe(res);
+      else send(res, fs.createReadStream(file));
       return;
     }
     const start = Number(range[1]);
@@ -36,7 +38,7 @@ export async function startRangeServer(root: string): Promise<RangeServer> {
     }
     res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': end - start + 1, 'accept-ranges': 'bytes' });
     if (req.method === 'HEAD') res.end();
-    else fs.createReadStream(file, { start, end }).pipe(res);
+    else send(res, fs.createReadStream(file, { start, end }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   atEnd(
