@@ -22,7 +22,7 @@ const CLIENT_COUNTS = [2, 4];
 /** Rounds of project and replay passes per coding; the round of median ratio is shown. */
 const ROUNDS = 3;
 /** Pages kept for the replay: enough to be representative, few enough to sit in memory. */
-const RECORDED_BYTES = 64 * 1024 * 1024;
+export const RECORDED_BYTES = 64 * 1024 * 1024;
 const MB = 1024 * 1024;
 
 interface Pass {
@@ -153,7 +153,7 @@ function replayPass(ctx: Context, replay: { url: URL; pid: number }, recorded: R
 }
 
 /** Writes the recorded pages, as they are and compressed with the server's default settings, for the replay server. */
-function writeRecording(dir: string, recorded: RecordedPage[]): void {
+export function writeRecording(dir: string, recorded: Array<{ body: Buffer }>): void {
   const settings = defaultCompression();
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });

@@ -103,9 +103,13 @@ export function startPageReplayServer(pages: string, logFile: string): Promise<R
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'page-replay-server.ts'), pages], /listening at (http:\/\/\S+)/, logFile);
 }
 
-/** P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process. */
-export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'compressing', logFile: string): Promise<RunningServer> {
-  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir, mode], /listening at (http:\/\/\S+)/, logFile);
+/**
+ * P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process;
+ * with `getBodyFile`, it answers every GET with that file's bytes (P6).
+ */
+export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'compressing', logFile: string, getBodyFile?: string): Promise<RunningServer> {
+  const args = [path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir, mode, ...(getBodyFile ? [getBodyFile] : [])];
+  return startProcess(['--import', 'tsx', ...args], /listening at (http:\/\/\S+)/, logFile);
 }
 
 /** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */

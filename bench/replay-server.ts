@@ -12,6 +12,9 @@
  *   means as the project (zlib streams on the thread pool, 1 MB pieces): the limit for any server
  *   that must compress what it sends.
  * Uncompressed pages are sent as they are in both modes.
+ *
+ * Optional third argument, a file: every GET is answered with its bytes (P6 probes it with the bytes
+ * of the server's `GET /info`, while clients page through the recorded pages).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -34,6 +37,7 @@ const pages = names.map((n) => ({
   br: fs.readFileSync(path.join(dir, n + '.br')),
 }));
 if (!pages.length) throw new Error(`no recorded pages in ${dir}`);
+const getBody = process.argv[4] ? fs.readFileSync(process.argv[4]) : undefined;
 
 const next = new WeakMap<Socket, number>();
 const PAGE_TOKEN = Buffer.from('"pageToken"');
@@ -57,6 +61,11 @@ async function compressInto(res: http.ServerResponse, body: Buffer, coding: 'gzi
 }
 
 const server = http.createServer((req, res) => {
+  if (getBody && req.method === 'GET') {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': getBody.length });
+    res.end(getBody);
+    return;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {

@@ -50,7 +50,9 @@ export function judge(f: Omit<Figure, 'target' | 'pass'>): Figure {
     case 'C1':
       return f;
     case 'P6': {
-      // Issue 11: within 3x of the idle probe, and no connection waiting a second to be answered.
+      // Issue 11: within 3x of the idle probe, and no connection waiting a second to be answered. The
+      // bare replay's row is for reading.
+      if (f.baselineName !== 'idle server') return f;
       const max = Number((f.detail?.loaded as { maxMs?: number } | undefined)?.maxMs);
       return { ...f, target: 'ratio <= 3, max <= 1000 ms', pass: f.ratio <= 3 && max <= 1000 };
     }
@@ -74,7 +76,7 @@ export function formatTable(figures: Figure[], withTargets: boolean): string {
     const d = f.detail ?? {};
     const loaded = d.loaded as { p50Ms: number; maxMs: number } | undefined;
     const note = loaded
-      ? ` (p50 ${loaded.p50Ms} ms, max ${loaded.maxMs} ms; ${d.loadMegabytesPerSecond} MB/s of pages served meanwhile)`
+      ? ` (p50 ${loaded.p50Ms} ms, max ${loaded.maxMs} ms; ${(d.load as { megabytesPerSecond: number }).megabytesPerSecond} MB/s of pages served meanwhile)`
       : d.p99Ms !== undefined
         ? ` (p50 ${d.p50Ms} ms, p99 ${d.p99Ms} ms, ${Number(d.cpuMicrosecondsPerRequest).toFixed(0)} µs CPU/request)`
         : d.bcftoolsCpuSeconds !== undefined && f.unit === 'calls/s'
