@@ -10,7 +10,7 @@ import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { defaultServerLimits } from '../src/config.js';
-import { SliceQueue, yieldingSink } from '../src/http/limits.js';
+import { LARGE_PIECE, SliceQueue, yieldingSink } from '../src/http/limits.js';
 import { copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { connect, rawPost, readResponse } from './raw-http.js';
 
@@ -107,17 +107,17 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
 });
 
 describe('slices', () => {
-  it('take turns one per turn of the event loop, with other work between any two', async () => {
+  /**
+   * Runs two streams of three writes each through yieldingSink beside a ticker that queues other
+   * work one turn at a time, as other connections' would be; returns the order of writes and turns.
+   */
+  async function interleave(piece: string, sliceMs: number): Promise<string[]> {
     const queue = new SliceQueue();
     const order: string[] = [];
-    // Two streams whose every write asks to yield (a slice of 0 ms), and work queued as other
-    // connections' would be: each turn must hold at most one slice.
     const stream = async (name: string) => {
-      const sink = yieldingSink({ write: () => undefined }, 0, queue);
-      for (let i = 0; i < 3; i++) {
-        await sink.write('x');
-        order.push(name); // work done in the slice the queue granted
-      }
+      // The sink records when a piece is actually written; it never asks to wait.
+      const sink = yieldingSink({ write: () => void order.push(name) }, sliceMs, queue);
+      for (let i = 0; i < 3; i++) await sink.write(piece);
     };
     let turns = 0;
     const ticker = new Promise<void>((resolve) => {
@@ -129,10 +129,26 @@ describe('slices', () => {
       setImmediate(tick);
     });
     await Promise.all([stream('a'), stream('b'), ticker]);
-    const slices = order.filter((o) => o !== 'other');
-    assert.deepEqual(slices.sort(), ['a', 'a', 'a', 'b', 'b', 'b']);
-    for (let i = 1; i < order.length; i++) {
-      assert.ok(!(order[i] !== 'other' && order[i - 1] !== 'other'), `two slices in one turn: ${order.join(' ')}`);
-    }
+    assert.deepEqual(order.filter((o) => o !== 'other').sort(), ['a', 'a', 'a', 'b', 'b', 'b']);
+    return order;
+  }
+
+  const twoInOneTurn = (order: string[]) => order.slice(1).some((o, i) => o !== 'other' && order[i] !== 'other');
+
+  it('take turns one per turn of the event loop, with other work between any two', async () => {
+    // Every write asks to yield (a slice of 0 ms): each turn holds at most one slice.
+    const order = await interleave('x', 0);
+    // A small piece is written at once, the yield comes after it: the first two writes share the first turn.
+    assert.deepEqual(order.slice(0, 2).sort(), ['a', 'b']);
+    const later = order.slice(2);
+    assert.ok(!twoInOneTurn(later), `two slices in one turn: ${order.join(' ')}`);
+  });
+
+  it('write each large piece in a turn of its own, however little time has passed', async () => {
+    const order = await interleave('x'.repeat(LARGE_PIECE), 60_000);
+    assert.ok(!twoInOneTurn(order), `two large pieces in one turn: ${order.join(' ')}`);
+    // Small pieces within the time slice are written without waiting.
+    const small = await interleave('x', 60_000);
+    assert.deepEqual(small.slice(0, 6).sort(), ['a', 'a', 'a', 'b', 'b', 'b']);
   });
 });
