@@ -207,3 +207,16 @@ export function startServeProcess(registry: string, ...args: string[]): Promise<
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });
 }
+
+/** SCHED_OTHER and SCHED_IDLE, as /proc gives a thread's scheduling policy. */
+export const SCHED_OTHER = 0;
+export const SCHED_IDLE = 5;
+
+/** Nice value and scheduling policy in a thread's /proc stat line (fields 19 and 41; Linux). */
+export function schedulingIn(stat: string): { nice: number; policy: number } {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from the third field on
+  return { nice: Number(fields[19 - 3]), policy: Number(fields[41 - 3]) };
+}
+
+/** Nice value and scheduling policy of a thread of this process. */
+export const schedulingOfThread = (tid: string | number) => schedulingIn(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8'));

@@ -11,7 +11,7 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { defaultServerLimits } from '../src/config.js';
 import { LARGE_PIECE, SliceQueue, yieldingSink } from '../src/http/limits.js';
-import { copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { copyFixture, idOf, newRegistry, SCHED_IDLE, SCHED_OTHER, schedulingOfThread, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { connect, rawPost, readResponse } from './raw-http.js';
 
 const SAMPLES = 300;
@@ -92,6 +92,30 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
     assert.equal(res.json.variants.length, RECORDS);
     for (const v of res.json.variants) assert.equal(v.calls.length, SAMPLES);
   });
+
+  it('a page of many pieces in gzip and in brotli decompresses to the uncompressed page (pieces are not reused before they are written)', async () => {
+    const plain = await server.post('/variants/search', request, { 'accept-encoding': 'identity' });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers.get('content-encoding'), null);
+    assert.equal(plain.json.variants.length, RECORDS);
+    assert.ok(plain.text.length > 8 << 20, `${plain.text.length} bytes: several 1 MB pieces`);
+    for (const coding of ['gzip', 'br', 'identity', 'gzip']) {
+      const again = await server.post('/variants/search', request, { 'accept-encoding': coding });
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.get('content-encoding'), coding === 'identity' ? null : coding);
+      assert.ok(again.text === plain.text, `${coding}: the same bytes as the first uncompressed page`);
+    }
+  });
+
+  if (pageWorkers > 0 && process.platform === 'linux') {
+    it('builds pages in a thread below the main thread (the idle scheduling policy, or niced)', async () => {
+      assert.equal((await server.post('/variants/search', { ...request, pageSize: 1 })).status, 200);
+      const main = schedulingOfThread(process.pid);
+      const threads = fs.readdirSync('/proc/self/task').map(schedulingOfThread);
+      assert.equal(main.policy, SCHED_OTHER);
+      assert.ok(threads.some((t) => t.policy === SCHED_IDLE || t.nice > main.nice), JSON.stringify(threads));
+    });
+  }
 
   it('answers the checks of a request before any byte, from wherever the page is built', async () => {
     const missing = await server.post('/variants/search', { ...request, variantSetId: idOf('d', 'vs', 'nope') });

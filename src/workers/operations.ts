@@ -9,9 +9,6 @@ import type { JsonStream } from '../protocol/reply.js';
 import type { NamingForm } from '../protocol/schema.js';
 import type { Registry } from '../registry/registry.js';
 
-/** The nice value of page workers (0 is the main thread's; 19 the lowest priority). */
-export const PAGE_WORKER_NICENESS = 10;
-
 /** One operation of an area that answers with a stream of JSON (a page of a search, a large record). */
 export interface PageOperation {
   /** Checks the request (every 4xx and 404 happens here) and returns the reply, to be written. */

@@ -3,20 +3,16 @@
  * answers the main thread's requests (page-builder.ts). The main thread only accepts connections and
  * writes bytes, so one busy client cannot delay the others (pool.ts).
  */
-import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openRegistry } from '../registry/registry.js';
-import { PAGE_WORKER_NICENESS, type PageOperationsFactory, type ToWorker, type WorkerSettings } from './operations.js';
+import { runInBackground } from '../thread-priority.js';
+import { type PageOperationsFactory, type ToWorker, type WorkerSettings } from './operations.js';
 import { PageBuilder } from './page-builder.js';
 
 const settings = workerData as WorkerSettings;
-// Below the main thread (on Linux a thread's own priority): when the cores are busy, accepting and
-// answering small requests comes before building more of a page.
-try {
-  os.setPriority(PAGE_WORKER_NICENESS);
-} catch {
-  // not allowed here: the default priority does too
-}
+// Below the main thread: when the cores are busy, accepting and answering small requests comes before
+// building more of a page.
+runInBackground();
 const port = parentPort!;
 // No migrations to check against: the main thread opened the same registry with all of them, and
 // importing every area here would cost the worker their modules' memory.
