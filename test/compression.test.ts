@@ -14,7 +14,7 @@ import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { chooseCoding, defaultCompression, formatCompressionOption, parseCompressionOption } from '../src/http/compression.js';
-import { copyFixture, idOf, newRegistry, runCli, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { copyFixture, decoded, idOf, newRegistry, raw, runCli, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 copyFixture('ga4gh-server/datasets/dataset1/variants/1kgPhase1', dir);
@@ -27,44 +27,6 @@ const setId = idOf('ds', 'vs', '1kgPhase1');
 const vcfText = zlib.gunzipSync(fs.readFileSync(path.join(dir, '1kgPhase1', 'chr1.vcf.gz'))).toString('utf8').split('\n');
 const chr1Lines = vcfText.filter((l) => l && !l.startsWith('#'));
 const firstSample = vcfText.find((l) => l.startsWith('#CHROM'))!.split('\t')[9];
-
-interface Raw {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-/** One request; the body as it came over the wire, not decompressed. */
-function raw(server: TestServer, method: string, pathName: string, headers: Record<string, string>, body?: unknown): Promise<Raw> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      server.url + pathName,
-      { method, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-function decoded(r: Raw): Buffer {
-  switch (r.headers['content-encoding']) {
-    case undefined:
-      return r.body;
-    case 'gzip':
-      return zlib.gunzipSync(r.body);
-    case 'br':
-      return zlib.brotliDecompressSync(r.body);
-    default:
-      throw new Error(`unexpected content-encoding ${r.headers['content-encoding']}`);
-  }
-}
 
 const page = { variantSetId: setId, referenceName: '1', start: 0, end: 0, pageSize: 1000 };
 

@@ -1,10 +1,12 @@
 /** Shared test tools: temporary folders, fixtures, the real CLI, and a real server on a loopback port. */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import { startServer } from '../src/app.js';
 import { allMigrations } from '../src/areas/index.js';
 import { defaultServerConfig, type ServerConfig } from '../src/config.js';
@@ -220,3 +222,45 @@ export function schedulingIn(stat: string): { nice: number; policy: number } {
 
 /** Nice value and scheduling policy of a thread of this process. */
 export const schedulingOfThread = (tid: string | number) => schedulingIn(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8'));
+
+export interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * One request on a connection of its own (no keep-alive race with the server's timeout when a test
+ * pauses between requests); the body as it came over the wire, not decompressed.
+ */
+export function raw(server: TestServer, method: string, pathName: string, headers: Record<string, string>, body?: unknown): Promise<Raw> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      server.url + pathName,
+      { method, agent: false, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The body of a raw answer, decompressed as its Content-Encoding says. */
+export function decoded(r: Raw): Buffer {
+  switch (r.headers['content-encoding']) {
+    case undefined:
+      return r.body;
+    case 'gzip':
+      return zlib.gunzipSync(r.body);
+    case 'br':
+      return zlib.brotliDecompressSync(r.body);
+    default:
+      throw new Error(`unexpected content-encoding ${r.headers['content-encoding']}`);
+  }
+}
