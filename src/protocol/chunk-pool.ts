@@ -50,9 +50,23 @@ export function retire(buffer: Uint8Array): void {
   release(buffer.buffer as ArrayBuffer, state);
 }
 
+/** What to do once a piece that is not of this pool is sent (a buffer moved from a page worker goes back to it). */
+const sentCallbacks = new WeakMap<Uint8Array, () => void>();
+
+/** Calls `sent` once `piece` is reported sent (pieceSent), in place of returning it to this pool. */
+export function whenSent(piece: Uint8Array, sent: () => void): void {
+  sentCallbacks.set(piece, sent);
+}
+
 /** The bytes of `piece` are sent: its buffer may be written again. Pieces of other buffers are let be. */
 export function pieceSent(piece: string | Uint8Array): void {
-  if (typeof piece === 'string' || !outstandingPieces.delete(piece)) return;
+  if (typeof piece === 'string') return;
+  const sent = sentCallbacks.get(piece);
+  if (sent) {
+    sentCallbacks.delete(piece);
+    return sent();
+  }
+  if (!outstandingPieces.delete(piece)) return;
   const state = states.get(piece.buffer as ArrayBuffer);
   if (!state) return;
   state.outstanding--;

@@ -45,6 +45,8 @@ export interface WorkerSettings {
 export type ToWorker =
   | { op: 'run'; id: number; module: number; name: string; arg: unknown; form: NamingForm }
   | { op: 'ack'; id: number }
+  /** A chunk's buffer, back once the socket (or the compressor) is done with it, to be filled again. */
+  | { op: 'spare'; id: 0; buffer: ArrayBuffer }
   | { op: 'cancel'; id: number }
   /** Whether the server writes as many large responses as it may: no page is built ahead meanwhile. */
   | { op: 'limit'; id: 0; atLimit: boolean }

@@ -44,12 +44,27 @@ function describeError(e: unknown, id: number): FromWorker & { type: 'error' } {
 }
 
 /**
- * A piece of JSON as bytes of its own, so its buffer can be moved to the main thread without a second
- * copy; the writer's buffer is then free to be filled again (chunk-pool.ts).
+ * Buffers the main thread has written and handed back, smallest first, filled again instead of a new
+ * allocation per chunk (a new one per chunk made this thread's collector run several times a second).
+ */
+const spares: ArrayBuffer[] = [];
+const MAX_SPARES = 8;
+
+function keepSpare(buffer: ArrayBuffer): void {
+  const at = spares.findIndex((b) => b.byteLength >= buffer.byteLength);
+  spares.splice(at < 0 ? spares.length : at, 0, buffer);
+  if (spares.length > MAX_SPARES) spares.shift();
+}
+
+/**
+ * A piece of JSON as bytes of its own (a spare that fits, else a new buffer), so its buffer can be
+ * moved to the main thread without a second copy; the writer's buffer is then free to be filled again
+ * (chunk-pool.ts).
  */
 function ownCopy(chunk: string | Uint8Array): Uint8Array {
   const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-  const own = new Uint8Array(bytes.byteLength);
+  const at = spares.findIndex((b) => b.byteLength >= bytes.byteLength);
+  const own = new Uint8Array(at < 0 ? new ArrayBuffer(bytes.byteLength) : spares.splice(at, 1)[0], 0, bytes.byteLength);
   own.set(bytes);
   pieceSent(chunk);
   return own;
@@ -183,6 +198,9 @@ export class PageBuilder {
         }
         return;
       }
+      case 'spare':
+        keepSpare(message.buffer);
+        return;
       case 'limit':
         this.atLimit = message.atLimit;
         // Builds ahead give way to the requests themselves; pages already built stay (they cost no CPU).
