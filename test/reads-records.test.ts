@@ -23,6 +23,7 @@ import { bgzfCompress } from '../src/areas/variants/bgzf.js';
 import { ByteChunks } from '../src/areas/variants/variant-writer.js';
 import { openFile } from '../src/files.js';
 import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { expectedAttributes, parseSam, samEnd, type SamRecord } from './sam-text.js';
 
 const skip = spawnSync('sh', ['-c', 'command -v samtools']).status !== 0 ? 'needs samtools (apt-get install -y samtools)' : false;
 
@@ -69,50 +70,13 @@ function samText(): string {
   return lines.join('\n') + '\n';
 }
 
-interface Sam {
-  qname: string;
-  flag: number;
-  rname: string;
-  pos: number;
-  mapq: number;
-  cigar: string;
-  rnext: string;
-  pnext: number;
-  tlen: number;
-  seq: string;
-  qual: string;
-  tags: string[];
-}
 
 const OPERATIONS: Record<string, string> = {
   M: 'ALIGNMENT_MATCH', I: 'INSERT', D: 'DELETE', N: 'SKIP', S: 'CLIP_SOFT', H: 'CLIP_HARD', P: 'PAD', '=': 'SEQUENCE_MATCH', X: 'SEQUENCE_MISMATCH',
 };
 
-/** A number as the protocol carries it: int32Value, or int64Value beyond 32 signed bits. */
-const integer = (text: string) => (Number(text) > 2147483647 ? { int64Value: Number(text) } : { int32Value: Number(text) });
-/** A float tag as samtools prints it; NaN and the infinities are strings in JSON. */
-const float = (text: string) => {
-  const special: Record<string, string> = { nan: 'NaN', inf: 'Infinity', '-inf': '-Infinity' };
-  return { doubleValue: special[text] ?? Number(text) };
-};
-
-function expectedAttributes(tags: string[]) {
-  const attr: Record<string, { values: unknown[] }> = {};
-  for (const tag of tags) {
-    const [key, type, ...rest] = tag.split(':');
-    const value = rest.join(':');
-    let values: unknown[];
-    if (type === 'i') values = [integer(value)];
-    else if (type === 'f') values = [float(value)];
-    else if (type === 'B') values = value.split(',').slice(1).map((v) => (value.startsWith('f') ? float(v) : integer(v)));
-    else values = [{ stringValue: value }];
-    if (values.length) attr[key] = { values };
-  }
-  return Object.keys(attr).length ? { attr } : undefined;
-}
-
 /** The alignment the server should give for a SAM line, built from its text alone. */
-function expectedAlignment(r: Sam, set: string) {
+function expectedAlignment(r: SamRecord, set: string) {
   const group = GROUPS.includes(r.tags.find((t) => t.startsWith('RG:Z:'))?.slice(5) ?? '') ? r.tags.find((t) => t.startsWith('RG:Z:'))!.slice(5) : GROUPS[0];
   const mapped = !(r.flag & 4) && r.rname !== '*';
   const cigar = r.cigar === '*' ? [] : [...r.cigar.matchAll(/(\d+)([MIDNSHP=X])/g)].map((m) => ({ operation: OPERATIONS[m[2]], operationLength: Number(m[1]) }));
@@ -153,7 +117,7 @@ describe('alignment records at the edges', { skip }, () => {
   const dir = tempDir();
   const bam = path.join(dir, 'edges.bam');
   const reblocked = path.join(dir, 'reblocked.bam');
-  let records: Sam[] = [];
+  let records: SamRecord[] = [];
   let server: TestServer;
 
   before(async () => {
@@ -167,13 +131,7 @@ describe('alignment records at the edges', { skip }, () => {
     fs.writeFileSync(reblocked, bgzfCompress(gunzipSync(fs.readFileSync(bam))).bytes);
     samtools('index', reblocked);
     const view = spawnSync('samtools', ['view', bam], { encoding: 'utf8', maxBuffer: 64 << 20 });
-    records = view.stdout
-      .trimEnd()
-      .split('\n')
-      .map((line) => {
-        const c = line.split('\t');
-        return { qname: c[0], flag: Number(c[1]), rname: c[2], pos: Number(c[3]), mapq: Number(c[4]), cigar: c[5], rnext: c[6], pnext: Number(c[7]), tlen: Number(c[8]), seq: c[9], qual: c[10], tags: c.slice(11) };
-      });
+    records = parseSam(view.stdout).records;
     const fasta = path.join(dir, 'edges.fa');
     const line = (n: number) => 'ACGTACGTAC'.repeat(6).slice(0, n);
     const contig = (name: string, length: number) => `>${name}\n` + Array.from({ length: Math.ceil(length / 60) }, (_, i) => line(Math.min(60, length - i * 60))).join('\n') + '\n';
@@ -289,10 +247,3 @@ describe('alignment records at the edges', { skip }, () => {
     assert.deepEqual(json.attributes, { attr: { NM: { values: [{ int32Value: 1 }] } } });
   });
 });
-
-/** The end of a record on the reference (0-based, exclusive), as samtools counts it: at least one base. */
-function samEnd(r: Sam): number {
-  if (r.flag & 4 || r.cigar === '*') return r.pos;
-  const span = [...r.cigar.matchAll(/(\d+)([MDN=X])/g)].reduce((n, m) => n + Number(m[1]), 0);
-  return r.pos - 1 + Math.max(span, 1);
-}

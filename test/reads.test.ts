@@ -14,49 +14,8 @@ import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { backends } from './backends.js';
 import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
+import { expectedAttributes, readSam, samEnd, type SamRecord } from './sam-text.js';
 
-export interface SamRecord {
-  qname: string;
-  flag: number;
-  rname: string;
-  pos: number;
-  mapq: number;
-  cigar: string;
-  rnext: string;
-  pnext: number;
-  tlen: number;
-  seq: string;
-  qual: string;
-  tags: string[];
-}
-
-export function readSam(file: string): { header: string[]; records: SamRecord[] } {
-  const header: string[] = [];
-  const records: SamRecord[] = [];
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!line) continue;
-    if (line.startsWith('@')) {
-      header.push(line);
-      continue;
-    }
-    const c = line.split('\t');
-    records.push({
-      qname: c[0],
-      flag: Number(c[1]),
-      rname: c[2],
-      pos: Number(c[3]),
-      mapq: Number(c[4]),
-      cigar: c[5],
-      rnext: c[6],
-      pnext: Number(c[7]),
-      tlen: Number(c[8]),
-      seq: c[9],
-      qual: c[10],
-      tags: c.slice(11),
-    });
-  }
-  return { header, records };
-}
 
 const OPERATIONS: Record<string, string> = {
   M: 'ALIGNMENT_MATCH',
@@ -71,28 +30,6 @@ const OPERATIONS: Record<string, string> = {
 };
 
 const cigarUnits = (cigar: string) => (cigar === '*' ? [] : [...cigar.matchAll(/(\d+)([MIDNSHP=X])/g)].map((m) => ({ operation: OPERATIONS[m[2]], operationLength: Number(m[1]) })));
-
-/** The end of a record on the reference (0-based, exclusive), as samtools counts it: at least one base. */
-export function samEnd(r: SamRecord): number {
-  if (r.flag & 4 || r.cigar === '*') return r.pos; // pos - 1 + 1
-  const span = [...r.cigar.matchAll(/(\d+)([MDN=X])/g)].reduce((n, m) => n + Number(m[1]), 0);
-  return r.pos - 1 + Math.max(span, 1);
-}
-
-function expectedAttributes(tags: string[]) {
-  const attr: Record<string, { values: unknown[] }> = {};
-  for (const tag of tags) {
-    const [key, type, ...rest] = tag.split(':');
-    const value = rest.join(':');
-    let values: unknown[];
-    if (type === 'i') values = [{ int32Value: Number(value) }];
-    else if (type === 'f') values = [{ doubleValue: Number(value) }];
-    else if (type === 'B') values = value.split(',').slice(1).map((v) => (/^[cCsSiI]/.test(value) ? { int32Value: Number(v) } : { doubleValue: Number(v) }));
-    else values = [{ stringValue: value }];
-    attr[key] = { values };
-  }
-  return Object.keys(attr).length ? { attr } : undefined;
-}
 
 /** Every field of a returned alignment against its SAM line. */
 export function assertAlignmentMatches(a: any, r: SamRecord, readGroupId: string) {
