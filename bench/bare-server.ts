@@ -4,7 +4,7 @@
  * `ga4gh serve`, and stops on SIGTERM.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveOnLoopback } from './loopback.js';
 
 const body = Buffer.from(JSON.stringify({ id: 'WyJiZW5jaCIsIjIwIl0', name: '20', length: 20000000, md5checksum: 'a'.repeat(32) }));
 
@@ -15,10 +15,4 @@ const server = http.createServer((req, res) => {
     res.end(body);
   });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`listening at http://127.0.0.1:${port}\n`);
-});
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
-process.once('SIGINT', () => server.close(() => process.exit(0)));
+serveOnLoopback(server);

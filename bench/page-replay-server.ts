@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveOnLoopback } from './loopback.js';
 
 const pages = new Map(
   Object.entries(JSON.parse(fs.readFileSync(process.argv[2], 'utf8')) as Record<string, string>).map(([request, body]) => [request, Buffer.from(body, 'base64')]),
@@ -25,9 +25,4 @@ const server = http.createServer((req, res) => {
     res.end(body);
   });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`listening at http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-});
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
-process.once('SIGINT', () => server.close(() => process.exit(0)));
+serveOnLoopback(server);

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveOnLoopback } from './loopback.js';
 
 const [bodiesFile, indexFile] = process.argv.slice(2);
 const bodies = fs.readFileSync(bodiesFile);
@@ -38,9 +38,4 @@ const server = http.createServer((req, res) => {
     write();
   });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`listening at http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-});
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
-process.once('SIGINT', () => server.close(() => process.exit(0)));
+serveOnLoopback(server);

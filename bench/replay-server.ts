@@ -18,10 +18,11 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { defaultCompression } from '../src/http/compression.js';
+import { serveOnLoopback } from './loopback.js';
 
 const dir = process.argv[2];
 const mode = process.argv[3];
@@ -88,10 +89,4 @@ const server = http.createServer((req, res) => {
     void compressInto(res, page.identity, coding);
   });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`listening at http://127.0.0.1:${port}\n`);
-});
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
-process.once('SIGINT', () => server.close(() => process.exit(0)));
+serveOnLoopback(server);
