@@ -23,17 +23,14 @@ import { AttributeValue, AttributeValueList, Attributes } from '../../protocol/c
 import type { ByteChunks } from '../variants/variant-writer.js';
 import { CigarUnit, LinearAlignment, Position, ReadAlignment } from './messages.js';
 
-const CIGAR_OPERATIONS = [
-  'ALIGNMENT_MATCH',
-  'INSERT',
-  'DELETE',
-  'SKIP',
-  'CLIP_SOFT',
-  'CLIP_HARD',
-  'PAD',
-  'SEQUENCE_MATCH',
-  'SEQUENCE_MISMATCH',
-];
+/**
+ * The CigarUnit operations by BAM operation code (0 M, 1 I, 2 D, 3 N, 4 S, 5 H, 6 P, 7 =, 8 X): the
+ * schema's enum in the same order, after its OPERATION_UNSPECIFIED.
+ */
+const CIGAR_OPERATIONS = (() => {
+  const type = CigarUnit.fields.find((f) => f.camel === 'operation')!.type;
+  return type.kind === 'enum' ? type.values.slice(1) : [];
+})();
 const BASES = '=ACMGRSVTWYHKDBN';
 
 function keysFor(form: NamingForm) {
