@@ -20,6 +20,8 @@ export interface BenchOptions {
   features: number;
   /** Bases of the generated bigWig's contig (C1). */
   bigwigLength: number;
+  /** The codings P1 measures against the replay (and with several clients, of those it measures so). */
+  codings: Array<'identity' | 'gzip' | 'br'>;
   /** `serve --page-workers`, when given (else the server's default). */
   pageWorkers?: number;
   /** `serve --read-ahead-mb`, when given (else the server's default). */
@@ -45,6 +47,8 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
                         P6 is GET /info on fresh connections while 4 clients page through every call;
                         F1, F2 and C1 are the sequence-annotation parts)
+  --codings LIST        P1's codings against the replay and with several clients: identity, gzip, br
+                        (BENCH_CODINGS, default all three; 'identity' alone makes P1 a minute or two)
   --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)
   --read-ahead-mb N     start the server with --read-ahead-mb N (BENCH_READ_AHEAD_MB; 0: no read-ahead;
                         default: the server's)
@@ -54,6 +58,8 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --scratch DIR         where generated data and the registry go (BENCH_SCRATCH, default bench/scratch)
   --out FILE            the JSON results (BENCH_OUT, default bench/results/latest.json)
 Numbers take k and M suffixes: 20M, 1M, 200k.`;
+
+const CODINGS = ['identity', 'gzip', 'br'] as const;
 
 /** A mistake in the options: reported in one line, with a pointer to --help. */
 export class UsageError extends Error {}
@@ -85,6 +91,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     only: { type: 'string' },
     features: { type: 'string' },
     'bigwig-length': { type: 'string' },
+    codings: { type: 'string' },
     'page-workers': { type: 'string' },
     'read-ahead-mb': { type: 'string' },
     profile: { type: 'boolean' },
@@ -110,6 +117,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     .map((p) => p.trim().toUpperCase())
     .filter(Boolean);
   for (const p of only) if (!PARTS.includes(p as Part)) throw new UsageError(`--only takes ${PARTS.join(', ')}, not '${p}'`);
+  const codings = pick('codings', 'BENCH_CODINGS', CODINGS.join(','))
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter(Boolean);
+  for (const c of codings) if (!(CODINGS as readonly string[]).includes(c)) throw new UsageError(`--codings takes ${CODINGS.join(', ')}, not '${c}'`);
   const pageWorkersText = values['page-workers'] ?? env.BENCH_PAGE_WORKERS;
   const readAheadText = values['read-ahead-mb'] ?? env.BENCH_READ_AHEAD_MB;
   const flag = (v: boolean | undefined, variable: string) => v ?? /^(1|true|yes)$/i.test(env[variable] ?? '');
@@ -127,6 +139,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     parts: new Set(only as Part[]),
     features: count(pick('features', 'BENCH_FEATURES', '2.5M'), '--features'),
     bigwigLength: count(pick('bigwig-length', 'BENCH_BIGWIG_LENGTH', '10M'), '--bigwig-length'),
+    codings: codings as BenchOptions['codings'],
     pageWorkers: pageWorkersText === undefined ? undefined : wholeNumber(pageWorkersText, '--page-workers'),
     readAheadMb: readAheadText === undefined ? undefined : wholeNumber(readAheadText, '--read-ahead-mb'),
     profile: flag(values.profile, 'BENCH_PROFILE'),

@@ -147,6 +147,12 @@ function compressor(coding: Coding, settings: CompressionSettings): zlib.Gzip | 
     : zlib.createBrotliCompress({ ...stream, params: brotliParams(settings) });
 }
 
+/**
+ * Bytes of an uncompressed reply queued for the socket before its writer waits: a few of the writers'
+ * 1 MB pieces, so the connection never waits for the next piece to be handed over.
+ */
+const SOCKET_WINDOW = 4 * 1024 * 1024;
+
 const byteLength = (piece: string | Uint8Array) => (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length);
 
 /** Sends pieces of `size` bytes in all uncompressed, with their length; returns the size. */
@@ -215,6 +221,10 @@ export class StreamSink {
   private finished?: Promise<void>;
   /** Bytes of the body handed to the response so far (after compression). */
   private sent = 0;
+  /** Bytes handed to the socket that it has not written yet (uncompressed replies). */
+  private unwritten = 0;
+  /** Resumes the writer waiting for the socket's queue to shrink. */
+  private wake?: () => void;
 
   constructor(
     private readonly res: http.ServerResponse,
@@ -281,10 +291,36 @@ export class StreamSink {
   private send(piece: string | Uint8Array): void | Promise<void> {
     const target = this.target!;
     if (target.destroyed || this.res.destroyed) return; // the client went away: nothing to wait for
-    if (target === this.res) this.sent += byteLength(piece);
-    // Once the socket (or the compressor) is done with the piece, its buffer may be reused.
-    if (target.write(piece, (error) => error || pieceSent(piece))) return;
-    // Wait for the queue to drain, or for the client to go away (no 'drain' would come then).
+    if (target !== this.res) {
+      // Once the compressor has taken the piece in, its buffer may be reused.
+      if (target.write(piece, (error) => error || pieceSent(piece))) return;
+      return this.drained(target);
+    }
+    // To the socket: up to SOCKET_WINDOW bytes are queued before the writer waits, and it waits
+    // only until the queue is below that again, not until it is empty, so that the kernel always
+    // has the next piece at hand (waiting for 'drain' left the connection idle between pieces).
+    const size = byteLength(piece);
+    this.sent += size;
+    this.unwritten += size;
+    target.write(piece, (error) => {
+      this.unwritten -= size;
+      if (!error) pieceSent(piece);
+      if (this.unwritten < SOCKET_WINDOW) this.wake?.();
+    });
+    if (this.unwritten < SOCKET_WINDOW) return;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.wake = undefined;
+        this.res.off('close', done);
+        resolve();
+      };
+      this.wake = done;
+      this.res.on('close', done);
+    });
+  }
+
+  /** Resolves when the compressor's input queue drains, or the client goes away (no 'drain' would come then). */
+  private drained(target: NodeJS.WritableStream): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = () => {
         target.off('drain', done);

@@ -6,14 +6,14 @@
  *
  * Read-ahead. Clients page one request at a time: the server idles while the client reads a page, and
  * the client idles while the server builds the next. So once a page with a nextPageToken is built, the
- * same request with that token, in the same naming form, is built into memory; the client's next
- * request takes it (or joins its build while it runs). Such a page is exact: the same operation on the
+ * same request with that token, in the same naming form, is built into memory, and the one after it
+ * (PAGES_AHEAD); the client's next request takes the first (or joins its build while it runs). Such a page is exact: the same operation on the
  * same request writes the same bytes, and it is served only while the registrations it depends on are
  * unchanged, as read through the registry cache at the time of the request (`registration`), and at
  * most `holdMs` (no longer than the registry cache time) after its build began. A page built ahead that
  * fails is dropped without a word: the request then builds its own page and reports its own error.
- * Pages are built ahead only while the server is below its limit of large responses, one page ahead
- * per query, within `maxBytes` per worker.
+ * Pages are built ahead only while the server is below its limit of large responses, two pages ahead
+ * per query, within `maxBytes` per worker; a page found stale drops the pages built after it.
  */
 import { pieceSent } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
@@ -32,7 +32,12 @@ const AHEAD_FAILED = new Error('the page built ahead failed');
  * Chunks handed to the main thread and not yet written there, at most: with two, the socket has the
  * next chunk at hand when it has written one, and a request holds at most ~2 MB in flight.
  */
-const CHUNKS_IN_FLIGHT = 2;
+const CHUNKS_IN_FLIGHT = 4;
+/**
+ * Pages built ahead of the last one asked for, per query: with one, the worker stopped after each
+ * page until the client asked for it; with two, it builds on while the client reads.
+ */
+const PAGES_AHEAD = 2;
 /** Bytes of a page's end kept to read its nextPageToken from (a token is at most 4,096 characters). */
 const TAIL_BYTES = 8192;
 
@@ -95,10 +100,14 @@ class AheadPage {
   cancelled = false;
   readonly tail = new Tail();
   timer?: NodeJS.Timeout;
+  /** How many pages after the last page asked for of its query it is (1: the very next). */
+  depth = 1;
   private wakers: Array<() => void> = [];
 
   constructor(
     readonly key: string,
+    /** The query it is a page of (its request without the page token): the pages built ahead of one query form a chain. */
+    readonly chain: string,
     /** The registrations the page depends on, read when its build began. */
     readonly registration: Promise<string | undefined>,
   ) {}
@@ -242,7 +251,7 @@ export class PageBuilder {
       try {
         if (page) {
           // The next page is built ahead once this one is complete.
-          void page.finished().then((token) => token && this.buildAhead(message, token));
+          void page.finished().then((token) => this.extend(message, token));
           try {
             for await (const chunk of page.read()) await out.send(chunk);
           } catch (e) {
@@ -251,11 +260,11 @@ export class PageBuilder {
             // (the same bytes), and reports its own error if it fails too.
             stream = await operation.start(arg);
             await stream.write(out.skipping(out.sent), form);
-            if (operation.registration) this.buildAhead(message, out.tail.token());
+            if (operation.registration) this.extend(message, out.tail.token());
           }
         } else {
           await stream!.write(out, form);
-          if (operation.registration) this.buildAhead(message, out.tail.token());
+          if (operation.registration) this.extend(message, out.tail.token());
         }
         this.post({ type: 'end', id });
       } catch (e) {
@@ -317,20 +326,38 @@ export class PageBuilder {
     const [then, now] = await Promise.all([page.registration, operation.registration!(arg).catch(() => undefined)]);
     if (then === undefined || now !== then) {
       page.cancelled = true;
+      // The pages built after it were built under the same registrations: none of them is exact either.
+      for (const later of [...this.ahead.values()]) if (later.chain === page.chain) this.drop(later);
       return false;
     }
     return page.checked();
   }
 
-  /** Starts building the page after `message`'s, with `token`, unless the limits say no. */
-  private buildAhead(message: RunMessage, token: string | undefined): void {
+
+  /**
+   * Makes sure the PAGES_AHEAD pages after the one that ends with `token` are built or being built:
+   * pages already built are walked through, the first missing one is started (a page, once built,
+   * extends the chain from itself). `depth` is how far after the last page asked for that page is.
+   */
+  private extend(message: RunMessage, token: string | undefined, depth = 1): void {
+    for (; token && depth <= PAGES_AHEAD; depth++) {
+      const arg = { ...(message.arg as Record<string, unknown>), pageToken: token };
+      const page = this.ahead.get(this.keyOf(message, arg));
+      if (!page) return this.buildAhead(message, arg, depth);
+      page.depth = depth;
+      if (page.state !== 'done') return;
+      token = page.tail.token();
+    }
+  }
+
+  /** Starts building the page of `arg` (the request of `message` with a later token), unless the limits say no. */
+  private buildAhead(message: RunMessage, arg: Record<string, unknown>, depth: number): void {
     const operation = this.operations[message.module][message.name];
-    if (!token || !operation.registration || this.atLimit) return;
+    if (!operation.registration || this.atLimit) return;
     if (this.limits.maxBytes <= 0 || this.limits.holdMs <= 0 || this.aheadBytes >= this.limits.maxBytes) return;
-    const arg = { ...(message.arg as Record<string, unknown>), pageToken: token };
     const key = this.keyOf(message, arg);
-    if (this.ahead.has(key)) return;
-    const page = new AheadPage(key, operation.registration(arg).catch(() => undefined));
+    const page = new AheadPage(key, this.keyOf(message, { ...arg, pageToken: undefined }), operation.registration(arg).catch(() => undefined));
+    page.depth = depth;
     this.ahead.set(key, page);
     page.timer = setTimeout(() => this.drop(page), this.limits.holdMs);
     page.timer.unref();
@@ -341,6 +368,7 @@ export class PageBuilder {
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk) }, message.form);
         page.settle('done');
+        this.extend(message, page.tail.token(), page.depth + 1);
       } catch {
         // Never reported: the request, if it comes, builds its page itself.
         page.settle('failed');
