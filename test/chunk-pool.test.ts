@@ -1,7 +1,7 @@
 /** Reply buffers are reused only once the writer is done with them and every piece of them is sent. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { handedOut, pieceSent, retire, takeChunkBuffer } from '../src/protocol/chunk-pool.js';
+import { adopt, CHUNK_BYTES, handedOut, pieceSent, retire, takeChunkBuffer, takeForTransfer } from '../src/protocol/chunk-pool.js';
 
 describe('chunk pool', () => {
   it('gives a buffer again only after it is retired and all its pieces are sent, each piece counted once', () => {
@@ -33,5 +33,25 @@ describe('chunk pool', () => {
     assert.notEqual(other.buffer, buffer.buffer, 'not retired: the writer may still write there');
     retire(buffer);
     assert.equal(takeChunkBuffer().buffer, buffer.buffer);
+  });
+
+  it('lets only the last unsent piece of a retired buffer be moved to another thread, and takes the buffer back', () => {
+    const buffer = takeChunkBuffer();
+    const first = buffer.subarray(0, 10);
+    const last = buffer.subarray(10, 30);
+    handedOut(first);
+    handedOut(last);
+    assert.equal(takeForTransfer(last), false, 'the writer may still write into the buffer');
+    retire(buffer);
+    assert.equal(takeForTransfer(last), false, 'another piece of it is not sent yet');
+    pieceSent(first);
+    assert.equal(takeForTransfer(Buffer.from('not pooled')), false);
+    assert.equal(takeForTransfer(last), true);
+    pieceSent(last); // the buffer left the pool: nothing to return
+    assert.notEqual(takeChunkBuffer().buffer, buffer.buffer, 'a moved buffer is not handed out again here');
+    const moved = buffer.buffer as ArrayBuffer;
+    assert.equal(adopt(new ArrayBuffer(CHUNK_BYTES / 2)), false, 'not of the pool\'s size');
+    assert.equal(adopt(moved), true);
+    assert.equal(takeChunkBuffer().buffer, moved, 'back from the other thread: reused');
   });
 });

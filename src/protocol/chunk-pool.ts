@@ -50,6 +50,28 @@ export function retire(buffer: Uint8Array): void {
   release(buffer.buffer as ArrayBuffer, state);
 }
 
+/**
+ * Takes `piece` out of the pool's bookkeeping when it may be moved to another thread as it lies: it is
+ * the one piece not yet sent of a buffer its writer has retired, so nothing here writes into that
+ * buffer or reads from it again. The buffer then leaves the pool; `adopt` takes it back once the other
+ * thread returns it. False (nothing changes) for any other piece: it must be copied to be moved.
+ */
+export function takeForTransfer(piece: Uint8Array): boolean {
+  const arrayBuffer = piece.buffer as ArrayBuffer;
+  const state = states.get(arrayBuffer);
+  if (!state || !state.retired || state.outstanding !== 1 || !outstandingPieces.has(piece)) return false;
+  states.delete(arrayBuffer);
+  outstandingPieces.delete(piece);
+  return true;
+}
+
+/** A buffer of this pool's size back from another thread: kept for reuse (false when it is not wanted). */
+export function adopt(buffer: ArrayBuffer): boolean {
+  if (buffer.byteLength !== CHUNK_BYTES || free.length >= POOL_SIZE) return false;
+  free.push(Buffer.from(buffer, 0, CHUNK_BYTES));
+  return true;
+}
+
 /** What to do once a piece that is not of this pool is sent (a buffer moved from a page worker goes back to it). */
 const sentCallbacks = new WeakMap<Uint8Array, () => void>();
 

@@ -15,7 +15,7 @@
  * Pages are built ahead only while the server is below its limit of large responses, two pages ahead
  * per query, within `maxBytes` per worker; a page found stale drops the pages built after it.
  */
-import { pieceSent } from '../protocol/chunk-pool.js';
+import { adopt, pieceSent, takeForTransfer } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
 import { pageTokenAtEnd, type JsonSink, type JsonStream } from '../protocol/reply.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
@@ -67,6 +67,8 @@ function keepSpare(buffer: ArrayBuffer): void {
  * (chunk-pool.ts).
  */
 function ownCopy(chunk: string | Uint8Array): Uint8Array {
+  // The last piece of a buffer its writer is done with is moved as it lies, not copied.
+  if (typeof chunk !== 'string' && takeForTransfer(chunk)) return chunk;
   const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
   const at = spares.findIndex((b) => b.byteLength >= bytes.byteLength);
   const own = new Uint8Array(at < 0 ? new ArrayBuffer(bytes.byteLength) : spares.splice(at, 1)[0], 0, bytes.byteLength);
@@ -208,7 +210,7 @@ export class PageBuilder {
         return;
       }
       case 'spare':
-        keepSpare(message.buffer);
+        if (!adopt(message.buffer)) keepSpare(message.buffer);
         return;
       case 'limit':
         this.atLimit = message.atLimit;
