@@ -294,7 +294,10 @@ export class StreamSink {
     if (target !== this.res) {
       // Once the compressor has taken the piece in, its buffer may be reused.
       if (target.write(piece, (error) => error || pieceSent(piece))) return;
-      return this.drained(target);
+      return this.until((done) => {
+        target.on('drain', done);
+        return () => target.off('drain', done);
+      });
     }
     // To the socket: up to SOCKET_WINDOW bytes are queued before the writer waits, and it waits
     // only until the queue is below that again, not until it is empty, so that the kernel always
@@ -308,26 +311,24 @@ export class StreamSink {
       if (this.unwritten < SOCKET_WINDOW) this.wake?.();
     });
     if (this.unwritten < SOCKET_WINDOW) return;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        this.wake = undefined;
-        this.res.off('close', done);
-        resolve();
-      };
+    return this.until((done) => {
       this.wake = done;
-      this.res.on('close', done);
+      return () => (this.wake = undefined);
     });
   }
 
-  /** Resolves when the compressor's input queue drains, or the client goes away (no 'drain' would come then). */
-  private drained(target: NodeJS.WritableStream): Promise<void> {
+  /**
+   * Resolves on the signal `listen` sets up (it returns how to stop listening), or once the client
+   * goes away, since no signal would come then.
+   */
+  private until(listen: (done: () => void) => () => void): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = () => {
-        target.off('drain', done);
+        stop();
         this.res.off('close', done);
         resolve();
       };
-      target.on('drain', done);
+      const stop = listen(done);
       this.res.on('close', done);
     });
   }

@@ -102,14 +102,14 @@ class AheadPage {
   cancelled = false;
   readonly tail = new Tail();
   timer?: NodeJS.Timeout;
-  /** How many pages after the last page asked for of its query it is (1: the very next). */
-  depth = 1;
   private wakers: Array<() => void> = [];
 
   constructor(
     readonly key: string,
     /** The query it is a page of (its request without the page token): the pages built ahead of one query form a chain. */
     readonly chain: string,
+    /** How many pages after the last page asked for of its query it is (1: the very next). */
+    public depth: number,
     /** The registrations the page depends on, read when its build began. */
     readonly registration: Promise<string | undefined>,
   ) {}
@@ -358,8 +358,8 @@ export class PageBuilder {
     if (!operation.registration || this.atLimit) return;
     if (this.limits.maxBytes <= 0 || this.limits.holdMs <= 0 || this.aheadBytes >= this.limits.maxBytes) return;
     const key = this.keyOf(message, arg);
-    const page = new AheadPage(key, this.keyOf(message, { ...arg, pageToken: undefined }), operation.registration(arg).catch(() => undefined));
-    page.depth = depth;
+    const chain = this.keyOf(message, { ...arg, pageToken: undefined });
+    const page = new AheadPage(key, chain, depth, operation.registration(arg).catch(() => undefined));
     this.ahead.set(key, page);
     page.timer = setTimeout(() => this.drop(page), this.limits.holdMs);
     page.timer.unref();
