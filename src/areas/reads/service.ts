@@ -264,6 +264,21 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       return keysetPage(rows, pageSize, fingerprint, (row) => contextFor(row).record, (r) => r.name);
     },
 
+    /**
+     * When the sets of the read groups asked for were registered, as the registry cache knows them
+     * ('' for a set that is not registered): what a page of their alignments depends on in the registry.
+     */
+    async registrationOf(readGroupIds: string[]): Promise<string> {
+      const sets = new Set(readGroupIds.map((id) => JSON.stringify(decodeId(id, IdKinds.readGroup).slice(0, 3))));
+      const times = await Promise.all(
+        [...sets].sort().map(async (set) => {
+          const [datasetName, , name] = JSON.parse(set) as string[];
+          return (await rowOf(datasetName, name))?.created_at ?? '';
+        }),
+      );
+      return JSON.stringify(times);
+    },
+
     async getReadGroupSet(id: string): Promise<ReadGroupSetRecord> {
       const [datasetName, , name] = decodeId(id, IdKinds.readGroupSet);
       const row = await rowOf(datasetName, name);
