@@ -5,9 +5,8 @@
  * the file nor a whole index chunk (@gmod/bam inflates and decodes every record of every chunk of a
  * region before the first can be used; see the README, "How read pages are built").
  */
-import { gunzipSync } from 'node:zlib';
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { blockSizeAt, type VirtualOffset } from '../variants/bgzf.js';
+import { blockSizeAt, inflateBlocks, type VirtualOffset } from '../variants/bgzf.js';
 
 /** Inflated data, with where each of its blocks begins in it (the first may begin before it). */
 interface InflatedPiece {
@@ -85,10 +84,7 @@ async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, sourc
         position += size;
         continue;
       }
-      // Room for a little more than the block declares, so zlib hands back its one buffer as it is.
-      const bytes = gunzipSync(slice.subarray(at, at + size), { chunkSize: declared + 64 });
-      if (bytes.length !== declared) throw new Error(`${source}: a BGZF block inflates to another size than it declares`);
-      block = { bytes, size };
+      block = { bytes: inflateBlocks(slice, at, at + size, source), size };
       if (key !== undefined) rememberBlock(key, block);
     } else if (skip >= block.bytes.length && skip > 0) {
       skip -= block.bytes.length;

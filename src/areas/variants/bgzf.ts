@@ -7,7 +7,7 @@
  *
  * Writing: a plain VCF is compressed into BGZF beside the original so it can be indexed (tabix-write.ts).
  */
-import { deflateRawSync, gunzipSync } from 'node:zlib';
+import zlib, { deflateRawSync, gunzipSync } from 'node:zlib';
 import type { GenericFilehandle } from 'generic-filehandle2';
 
 /** A position in a BGZF file: the compressed offset of a block, and an offset inside its data. */
@@ -106,8 +106,7 @@ export async function* readLinesFrom(
         groupStart = groupEnd;
         continue;
       }
-      // gunzip reads concatenated members, so a run of whole blocks inflates in one call.
-      let data: Buffer = gunzipSync(compressed.subarray(groupStart, groupEnd));
+      let data = inflateBlocks(compressed, groupStart, groupEnd, source);
       groupStart = groupEnd;
       const skipped = Math.min(skip, data.length);
       if (skipped) {
@@ -142,6 +141,82 @@ export async function* readLinesFrom(
     sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
   }
   if (carry.length) yield { bytes: Buffer.concat([carry, Buffer.from('\n')]), origin: carryOrigin };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Inflating
+
+/**
+ * The synchronous write of the zlib binding under Node's zlib streams, which inflates into a buffer
+ * the caller gives; zlib.crc32 (Node 20.15 on). Where either is missing, blocks go through gunzipSync.
+ */
+interface ZlibBinding {
+  reset(): void;
+  writeSync(flush: number, input: Uint8Array, inputAt: number, inputLength: number, output: Uint8Array, outputAt: number, outputLength: number): void;
+  onerror: (message: string) => void;
+}
+const zlibCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
+
+/**
+ * One raw inflater for every block this thread inflates, reset between blocks. gunzipSync makes a new
+ * zlib stream and a new output buffer per call: at the thousands of blocks a second that paging reads
+ * or calls costs, those buffers (memory outside V8's heap, which counts towards starting a full
+ * collection) made a page worker collect its whole heap several times a second.
+ */
+class BlockInflater {
+  private readonly stream = zlib.createInflateRaw();
+  private readonly binding = (this.stream as unknown as { _handle?: ZlibBinding })._handle;
+  /** [output bytes left, input bytes left] after a write, as the binding reports them. */
+  private readonly state = (this.stream as unknown as { _writeState?: Uint32Array })._writeState;
+  private failure?: string;
+  private readonly spare = new Uint8Array(1);
+  readonly usable = typeof this.binding?.writeSync === 'function' && this.state instanceof Uint32Array && typeof zlibCrc32 === 'function';
+
+  constructor() {
+    // Errors come back through this callback during writeSync; the stream itself is never used.
+    if (this.usable) this.binding!.onerror = (message) => (this.failure = message);
+  }
+
+  /** Inflates the block `compressed[at, at + size)` into `out` at `outAt`; checks its CRC and size; returns the bytes written. */
+  inflate(compressed: Uint8Array, at: number, size: number, out: Uint8Array, outAt: number): number {
+    const declared = readUInt32(compressed, at + size - 4);
+    if (outAt + declared > out.length) throw new Error('a BGZF block inflates to more than it declares');
+    const dataAt = at + 12 + (compressed[at + 10] | (compressed[at + 11] << 8));
+    this.failure = undefined;
+    this.binding!.reset();
+    // zlib needs room to write even when a block (the end-of-file block) holds nothing.
+    const [target, targetAt, room] = declared > 0 ? [out, outAt, declared] : [this.spare, 0, 1];
+    this.binding!.writeSync(zlib.constants.Z_FINISH, compressed, dataAt, at + size - 8 - dataAt, target, targetAt, room);
+    if (this.failure !== undefined) throw new Error(`a BGZF block does not inflate (${this.failure})`);
+    if (this.state![0] !== room - declared || this.state![1] !== 0) throw new Error('a BGZF block inflates to another size than it declares');
+    if (zlibCrc32!(out.subarray(outAt, outAt + declared)) !== readUInt32(compressed, at + size - 8)) throw new Error('a BGZF block fails its CRC check');
+    return declared;
+  }
+}
+
+const readUInt32 = (bytes: Uint8Array, at: number) => (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
+
+let inflater: BlockInflater | undefined;
+
+/**
+ * The text of the whole BGZF blocks `compressed[from, to)`, in one buffer, each block checked against
+ * its CRC and size. The buffer is made on shared memory: V8 leaves shared memory out of the count of
+ * memory outside its heap that starts a full collection, and frees it with the young objects that
+ * hold it.
+ */
+export function inflateBlocks(compressed: Uint8Array, from: number, to: number, source: string): Buffer {
+  inflater ??= new BlockInflater();
+  if (!inflater.usable) return gunzipSync(compressed.subarray(from, to));
+  let total = 0;
+  for (let at = from; at < to; at += blockSizeAt(compressed, at, source)!) total += readUInt32(compressed, at + blockSizeAt(compressed, at, source)! - 4);
+  const out = Buffer.from(new SharedArrayBuffer(total));
+  let written = 0;
+  for (let at = from; at < to; ) {
+    const size = blockSizeAt(compressed, at, source)!;
+    written += inflater.inflate(compressed, at, size, out, written);
+    at += size;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -261,6 +336,7 @@ function crc32Table(): Uint32Array {
 const CRC_TABLE = crc32Table();
 
 function crc32(data: Uint8Array): number {
+  if (zlibCrc32) return zlibCrc32(data);
   let c = 0xffffffff;
   for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
