@@ -301,7 +301,7 @@ export async function inflateAll(
       if (blockSize === undefined || at + blockSize > slice.length) break;
       let text: Buffer;
       try {
-        text = gunzipSync(slice.subarray(at, at + blockSize));
+        text = inflateBlocks(slice, at, at + blockSize, source);
       } catch (e) {
         throw new Error(`${source}: damaged BGZF block at byte ${position + at} (${(e as Error).message})`);
       }
