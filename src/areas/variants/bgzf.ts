@@ -1,5 +1,6 @@
 /**
- * BGZF (blocked gzip) reading and writing, for VCF files.
+ * BGZF (blocked gzip) reading and writing, for VCF files; the reads area inflates BAM's blocks here too
+ * (inflateBlocks).
  *
  * Reading: @gmod/tabix decompresses whole index chunks at once (a whole-chromosome chunk held ~210 MB
  * and blocked the event loop for over a second, DEPENDENCIES.md), so the variant search reads forward
@@ -207,15 +208,15 @@ let inflater: BlockInflater | undefined;
 export function inflateBlocks(compressed: Uint8Array, from: number, to: number, source: string): Buffer {
   inflater ??= new BlockInflater();
   if (!inflater.usable) return gunzipSync(compressed.subarray(from, to));
+  const sizes: number[] = [];
   let total = 0;
-  for (let at = from; at < to; at += blockSizeAt(compressed, at, source)!) total += readUInt32(compressed, at + blockSizeAt(compressed, at, source)! - 4);
+  for (let at = from; at < to; at += sizes[sizes.length - 1]) {
+    sizes.push(blockSizeAt(compressed, at, source)!);
+    total += readUInt32(compressed, at + sizes[sizes.length - 1] - 4); // ISIZE, the block's text length
+  }
   const out = Buffer.from(new SharedArrayBuffer(total));
   let written = 0;
-  for (let at = from; at < to; ) {
-    const size = blockSizeAt(compressed, at, source)!;
-    written += inflater.inflate(compressed, at, size, out, written);
-    at += size;
-  }
+  for (let i = 0, at = from; i < sizes.length; at += sizes[i++]) written += inflater.inflate(compressed, at, sizes[i], out, written);
   return out;
 }
 
