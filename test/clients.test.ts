@@ -199,7 +199,7 @@ for (const backend of backends) {
 }
 
 describe('the access log', () => {
-  it('says who asked, the status, the bytes and the time of every request', async () => {
+  it('says who asked, the status, the bytes and the time of every request (none for HEAD, whose body is not sent)', async () => {
     const { location } = await newRegistry(dir);
     const server = await startTestServer(location, { accessLog: true });
     const lines: string[] = [];
@@ -212,11 +212,15 @@ describe('the access log', () => {
     try {
       body = (await server.post('/datasets/search', {})).text;
       await server.get(`/datasets/${idOf('nope')}`);
+      const head = await fetch(server.url + '/info', { method: 'HEAD' });
+      assert.equal(head.status, 200);
+      assert.ok(Number(head.headers.get('content-length')) > 0, 'the length of the body a GET would have');
     } finally {
       (process.stderr as any).write = write;
     }
     const [ok, missing] = lines.filter((l) => / (POST|GET) \/datasets/.test(l));
     assert.match(ok, new RegExp(`^\\S+ 127\\.0\\.0\\.1 POST /datasets/search 200 ${Buffer.byteLength(body)}B [\\d.]+ms\\n$`));
     assert.match(missing, /^\S+ 127\.0\.0\.1 GET \/datasets\/\S+ 404 \d+B [\d.]+ms\n$/);
+    assert.match(lines.find((l) => / HEAD \/info /.test(l)) ?? '', /^\S+ 127\.0\.0\.1 HEAD \/info 200 0B [\d.]+ms\n$/);
   });
 });

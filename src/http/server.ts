@@ -259,7 +259,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         const client = req.socket.remoteAddress ?? '-';
         const outcome = clientGone ? 'client-went-away' : res.statusCode;
-        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${req.url} ${outcome} ${bytes}B ${ms.toFixed(1)}ms\n`);
+        const sent = req.method === 'HEAD' ? 0 : bytes; // node:http leaves a HEAD reply's body out
+        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${req.url} ${outcome} ${sent}B ${ms.toFixed(1)}ms\n`);
       }
     }
   };
