@@ -42,7 +42,8 @@ export function assertAlignmentMatches(a: any, r: SamRecord, readGroupId: string
   assert.equal(a.secondaryAlignment, (r.flag & 256) !== 0, where);
   assert.equal(a.supplementaryAlignment, (r.flag & 2048) !== 0, where);
   assert.equal(a.numberReads, r.flag & 1 ? 2 : 1, where);
-  if (r.flag & 1 && (r.flag & 192) === 192) assert.equal(a.readNumber, undefined, where);
+  // A paired read says which read it is by exactly one of 0x40 and 0x80; with both or neither, it does not.
+  if (r.flag & 1 && ((r.flag & 192) === 192 || (r.flag & 192) === 0)) assert.equal(a.readNumber, undefined, where);
   else assert.equal(a.readNumber, r.flag & 128 ? 1 : 0, where);
   assert.equal(a.fragmentLength, r.tlen, where);
   if (r.flag & 4 || r.rname === '*') assert.equal(a.alignment, undefined, where);
