@@ -3,13 +3,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { adopt, CHUNK_BYTES, handedOut, pieceSent, retire, takeChunkBuffer, takeForTransfer } from '../src/protocol/chunk-pool.js';
 
+/** A pooled buffer with two pieces of it handed out: bytes 0-10 and 10-`end`. */
+function bufferWithTwoPieces(end: number) {
+  const buffer = takeChunkBuffer();
+  const first = buffer.subarray(0, 10);
+  const second = buffer.subarray(10, end);
+  handedOut(first);
+  handedOut(second);
+  return { buffer, first, second };
+}
+
 describe('chunk pool', () => {
   it('gives a buffer again only after it is retired and all its pieces are sent, each piece counted once', () => {
-    const buffer = takeChunkBuffer();
-    const first = buffer.subarray(0, 10);
-    const second = buffer.subarray(10, 20);
-    handedOut(first);
-    handedOut(second);
+    const { buffer, first, second } = bufferWithTwoPieces(20);
     retire(buffer);
     pieceSent(first);
     pieceSent(first); // reported twice: still one piece
@@ -36,11 +42,7 @@ describe('chunk pool', () => {
   });
 
   it('lets only the last unsent piece of a retired buffer be moved to another thread, and takes the buffer back', () => {
-    const buffer = takeChunkBuffer();
-    const first = buffer.subarray(0, 10);
-    const last = buffer.subarray(10, 30);
-    handedOut(first);
-    handedOut(last);
+    const { buffer, first, second: last } = bufferWithTwoPieces(30);
     assert.equal(takeForTransfer(last), false, 'the writer may still write into the buffer');
     retire(buffer);
     assert.equal(takeForTransfer(last), false, 'another piece of it is not sent yet');

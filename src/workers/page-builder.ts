@@ -7,10 +7,11 @@
  * Read-ahead. Clients page one request at a time: the server idles while the client reads a page, and
  * the client idles while the server builds the next. So once a page with a nextPageToken is built, the
  * same request with that token, in the same naming form, is built into memory, and the one after it
- * (PAGES_AHEAD); the client's next request takes the first (or joins its build while it runs). Such a page is exact: the same operation on the
- * same request writes the same bytes, and it is served only while the registrations it depends on are
- * unchanged, as read through the registry cache at the time of the request (`registration`), and at
- * most `holdMs` (no longer than the registry cache time) after its build began. A page built ahead that
+ * (PAGES_AHEAD); the client's next request takes the first (or joins its build while it runs). Such a
+ * page is exact: the same operation on the same request writes the same bytes, and it is served only
+ * while the registrations it depends on are unchanged, as read through the registry cache at the time
+ * of the request (`registration`), and at most `holdMs` (no longer than the registry cache time) after
+ * its build began. A page built ahead that
  * fails is dropped without a word: the request then builds its own page and reports its own error.
  * Pages are built ahead only while the server is below its limit of large responses, two pages ahead
  * per query, within `maxBytes` per worker; a page found stale drops the pages built after it.
@@ -29,8 +30,9 @@ const CANCELLED = new Error('the page is no longer wanted');
 /** What reading a page built ahead throws when its build failed. */
 const AHEAD_FAILED = new Error('the page built ahead failed');
 /**
- * Chunks handed to the main thread and not yet written there, at most: with two, the socket has the
- * next chunk at hand when it has written one, and a request holds at most ~2 MB in flight.
+ * Chunks handed to the main thread and not yet written there, at most: four, so that the socket's
+ * window (SOCKET_WINDOW in src/http/compression.ts, 4 MB) can be kept full; a request holds at most
+ * ~4 MB in flight.
  */
 const CHUNKS_IN_FLIGHT = 4;
 /**
@@ -334,7 +336,6 @@ export class PageBuilder {
     }
     return page.checked();
   }
-
 
   /**
    * Makes sure the PAGES_AHEAD pages after the one that ends with `token` are built or being built:
