@@ -540,7 +540,23 @@ export class VariantWriter {
     let columnStart = formatEnd + 1;
     let sample = 0;
     let wanted = 0;
+    // The bytes of the run's text when it is 3 long (a diploid GT: "0|0"), else -1.
+    let run0 = -1;
+    let run1 = -1;
+    let run2 = -1;
     while (sample <= last && columnStart <= lineEnd) {
+      // The common case first: a 3-byte text equal to the run's, of the sample after it, ends the
+      // same run one sample further, with no scan for the tab and no packing.
+      if (sample === runTo && bytes[columnStart] === run0 && bytes[columnStart + 1] === run1 && bytes[columnStart + 2] === run2) {
+        const end = columnStart + 3;
+        if ((end === lineEnd || (end < lineEnd && bytes[end] === TAB)) && (all || samples[wanted] === sample)) {
+          wanted++;
+          runTo++;
+          sample++;
+          columnStart = end + 1;
+          continue;
+        }
+      }
       // Find the column's end, packing its first 4 bytes into a number on the way.
       let columnEnd = columnStart;
       let key = 0;
@@ -559,6 +575,10 @@ export class VariantWriter {
             first = false;
           }
           run = length <= 4 ? this.runFor(plan, form, key, bytes, columnStart, columnEnd) : undefined;
+          const short = run !== undefined && length === 3;
+          run0 = short ? bytes[columnStart] : -1;
+          run1 = short ? bytes[columnStart + 1] : -1;
+          run2 = short ? bytes[columnStart + 2] : -1;
           if (run !== undefined) {
             runKey = key;
             runFrom = sample;
