@@ -214,9 +214,14 @@ export class ByteChunks {
     this.used = end;
   }
 
-  /** Whether `take` would hand anything out. */
+  /**
+   * Whether `take` would hand anything out: about a chunk's worth of bytes in buffers the writer is
+   * done with (half a chunk or more: a buffer is given up with up to one record's room unused). The
+   * buffer still being written is left whole, so that a page worker can move each buffer to the main
+   * thread as it lies instead of copying the part written so far (page-builder.ts, ownCopy).
+   */
   full(): boolean {
-    return this.readyBytes + this.used - this.start >= this.chunkSize;
+    return this.readyBytes * 2 >= this.chunkSize;
   }
 
   private cut(): void {
@@ -228,10 +233,13 @@ export class ByteChunks {
     this.start = this.used;
   }
 
-  /** The pieces to send now, once about a chunk's worth has gathered (else none). */
+  /** The pieces to send now, once about a chunk's worth has gathered in buffers given up (else none). */
   take(): Buffer[] {
     if (!this.full()) return [];
-    return this.finish();
+    const ready = this.ready;
+    this.ready = [];
+    this.readyBytes = 0;
+    return ready;
   }
 
   /** Everything written and not yet taken. */
