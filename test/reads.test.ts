@@ -92,6 +92,9 @@ for (const f of ['chr17.1-250.bam', 'chr17.1-250.bam.bai', 'wgEncodeUwRepliSeqBg
 for (const f of ['brca1_HG00096.bam', 'brca1_HG00096.bam.bai', 'brca1_HG00096.cram', 'brca1_HG00096.cram.crai', 'brca1_HG00101.bam', 'brca1_HG00101.bam.bai']) {
   copyFixture(`compliance/${f}`, files);
 }
+// The same reads as a CRAM written with samtools' defaults, which leave MD and NM out (samtools view computes them again).
+copyFixture('reads/brca1_HG00096.md-dropped.cram', files);
+copyFixture('reads/brca1_HG00096.md-dropped.cram.crai', files);
 // The same BAM with a CSI index only.
 const csiDir = path.join(dir, 'csi');
 fs.mkdirSync(csiDir);
@@ -131,6 +134,7 @@ for (const backend of backends) {
       await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.bam'), { referenceset: 'hg37', biosampleId: 'HG00096' });
       await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.bam'), { referenceset: 'hg37', name: 'copy96' });
       await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.cram'), { referenceset: 'hg37', name: 'cram96' });
+      await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00096.md-dropped.cram'), { referenceset: 'hg37', name: 'mddropped96' });
       await loadReadGroupSet(registry, 'ds', path.join(files, 'brca1_HG00101.bam'), { referenceset: 'hg37', name: 'bai101' });
       await loadReadGroupSet(registry, 'ds', path.join(csiDir, 'brca1_HG00101.bam'), { referenceset: 'hg37', name: 'csi101' });
       await loadReadGroupSet(registry, 'ds', path.join(files, 'chr17.1-250.bam'), { referenceset: 'Default', name: 'chr17' });
@@ -208,17 +212,35 @@ for (const backend of backends) {
       assert.deepEqual(await reads({ readGroupIds: groups, referenceId: brca1Ref, pageSize: 9 }), got);
     });
 
-    it('gives identical answers from the CRAM made from the BAM', async () => {
-      const fromBam = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), pageSize: 500 });
-      const fromCram = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('cram96', g)), pageSize: 500 });
-      const neutral = (a: any) => ({ ...a, id: undefined, readGroupId: Buffer.from(a.readGroupId, 'base64url').toString().replace('cram96', 'brca1_HG00096') });
-      assert.equal(fromCram.length, fromBam.length);
-      assert.deepEqual(fromCram.map(neutral), fromBam.map(neutral));
-      const window = { referenceId: brca1Ref, start: 41_100, end: 43_000 };
-      const bamWindow = await reads({ readGroupIds: [groupId('brca1_HG00096', 'SRR062635')], ...window, pageSize: 3 });
-      const cramWindow = await reads({ readGroupIds: [groupId('cram96', 'SRR062635')], ...window, pageSize: 3 });
-      assert.ok(bamWindow.length > 0);
-      assert.deepEqual(cramWindow.map(neutral), bamWindow.map(neutral));
+    for (const cram of ['cram96', 'mddropped96']) {
+      it(`gives identical answers from a CRAM made from the BAM (${cram})`, async () => {
+        const fromBam = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), pageSize: 500 });
+        const fromCram = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId(cram, g)), pageSize: 500 });
+        const neutral = (a: any) => ({ ...a, id: undefined, readGroupId: Buffer.from(a.readGroupId, 'base64url').toString().replace(cram, 'brca1_HG00096') });
+        assert.equal(fromCram.length, fromBam.length);
+        assert.deepEqual(fromCram.map(neutral), fromBam.map(neutral));
+        const window = { referenceId: brca1Ref, start: 41_100, end: 43_000 };
+        const bamWindow = await reads({ readGroupIds: [groupId('brca1_HG00096', 'SRR062635')], ...window, pageSize: 3 });
+        const cramWindow = await reads({ readGroupIds: [groupId(cram, 'SRR062635')], ...window, pageSize: 3 });
+        assert.ok(bamWindow.length > 0);
+        assert.deepEqual(cramWindow.map(neutral), bamWindow.map(neutral));
+      });
+    }
+
+    it('computes MD and NM of a CRAM that left them out as samtools does, for every mapped read', async () => {
+      // The compliance SAM is what samtools view prints for this CRAM too (checked while writing the test).
+      const fromCram = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('mddropped96', g)), pageSize: 1000 });
+      const expected = inServerOrder(brca1.records);
+      assert.equal(fromCram.length, expected.length);
+      let withMd = 0;
+      fromCram.forEach((a, i) => {
+        const tags = Object.fromEntries(expected[i].tags.map((t) => [t.slice(0, 2), t.slice(5)]));
+        assert.equal(a.fragmentName, expected[i].qname);
+        assert.equal(a.attributes?.attr.MD?.values[0].stringValue, tags.MD, `MD of ${a.fragmentName}`);
+        assert.equal(a.attributes?.attr.NM?.values[0].int32Value, tags.NM === undefined ? undefined : Number(tags.NM), `NM of ${a.fragmentName}`);
+        if (tags.MD !== undefined) withMd++;
+      });
+      assert.ok(withMd > 4000);
     });
 
     it('gives the same answers through a CSI index as through a BAI', async () => {
@@ -269,7 +291,7 @@ for (const backend of backends) {
       assert.deepEqual((await search({ biosampleId: idOf('ds', 'bs', 'HG00096') })).json.readGroupSets.map((s: any) => s.name), ['brca1_HG00096']);
       assert.deepEqual((await search({ biosampleId: idOf('other', 'bs', 'HG00096') })).json, { readGroupSets: [] });
       const paged = await collectPages(server, '/readgroupsets/search', { datasetId: idOf('ds'), pageSize: 2 }, 'readGroupSets');
-      assert.equal(paged.records.length, 8);
+      assert.equal(paged.records.length, 9);
       assert.deepEqual((await server.post('/readgroupsets/search', { datasetId: idOf('other') })).json, { readGroupSets: [] });
     });
 

@@ -3,6 +3,10 @@
  * decoded record is encoded as a BAM record, so CRAM answers through the same cursor and writer as BAM
  * (one writer, one set of rules for every field). Slices are decoded one at a time, in file order, so
  * memory holds one slice whatever the region.
+ *
+ * CRAM writers leave MD and NM out by default (they can be computed from the reference), and
+ * `samtools view` computes them again when it decodes: so are they here, for every mapped read with
+ * bases that has none stored, after its stored tags, with the rules samtools follows (mdAndNm).
  */
 import { CraiIndex, IndexedCramFile, type CramRecord } from '@gmod/cram';
 import type { GenericFilehandle } from 'generic-filehandle2';
@@ -23,7 +27,12 @@ export class CramFile {
   readonly cram: IndexedCramFile;
   private readonly index: CraiIndex;
 
-  constructor(file: GenericFilehandle, indexFile: GenericFilehandle, fetch: SequenceFetch) {
+  constructor(
+    file: GenericFilehandle,
+    indexFile: GenericFilehandle,
+    /** The reference's bases, for the decoder and for MD and NM. */
+    readonly fetch: SequenceFetch,
+  ) {
     this.index = new CraiIndex({ filehandle: indexFile });
     // A small slice cache: the library keeps 20,000 decoded slices by default.
     this.cram = new IndexedCramFile({ cramFilehandle: file, index: this.index, seqFetch: fetch, cacheSize: 8 });
@@ -65,7 +74,8 @@ export class CramRecords extends RecordCursor {
       const records = await this.file.cram.getRecordsInSlice(slice, (r) => r.sequenceId === this.seqId);
       if (!records.length) continue;
       const lengths = templateLengths(records);
-      this.bytes = Buffer.concat(records.map((r, i) => encodeBamRecord(r, this.readGroupNames, lengths[i])));
+      const reference = this.seqId >= 0 ? await this.referenceUnder(records) : undefined;
+      this.bytes = Buffer.concat(records.map((r, i) => encodeBamRecord(r, this.readGroupNames, lengths[i], reference)));
       this.at = this.end = 0;
       return true;
     }
@@ -74,6 +84,19 @@ export class CramRecords extends RecordCursor {
 
   offset(): undefined {
     return undefined;
+  }
+
+  /** The reference's bases under the mapped records of a slice, when any of them needs MD or NM computed. */
+  private async referenceUnder(records: CramRecord[]): Promise<ReferenceBases | undefined> {
+    let start = Number.POSITIVE_INFINITY;
+    let end = 0;
+    for (const r of records) {
+      if (!lacksMdOrNm(r)) continue;
+      start = Math.min(start, r.alignmentStart);
+      end = Math.max(end, r.alignmentStart + Math.max(r.lengthOnRef ?? 1, 1) - 1);
+    }
+    if (end === 0) return undefined;
+    return { start: start - 1, bases: await this.file.fetch(this.seqId, start, end) };
   }
 
   async close(): Promise<void> {}
@@ -169,8 +192,63 @@ function tagBytes(name: string, value: unknown): Buffer | undefined {
   return undefined;
 }
 
+/** Bases of a reference from the 0-based position `start` on. */
+export interface ReferenceBases {
+  start: number;
+  bases: string;
+}
+
+/** Whether a record is mapped and lacks MD or NM: samtools computes them then, if it has bases. */
+const lacksMdOrNm = (record: CramRecord) => !(record.flags & 4) && record.sequenceId >= 0 && (!('MD' in record.tags) || !('NM' in record.tags));
+
+/** The 4-bit code of a base (SAM specification, section 4.2.3); anything else is N (15). */
+const baseCode = (base: string) => NIBBLES[base.toUpperCase()] ?? 15;
+
+/**
+ * MD and NM of a mapped read, as `samtools view` computes them for a CRAM that left them out (and as
+ * `samtools calmd` does): within M, = and X, a base matches when its code equals the reference's and
+ * neither is N (so N against N is a mismatch); a mismatch writes the count of matches before it and
+ * the reference base; a deletion writes ^ and the deleted reference bases (upper case, as mismatches);
+ * NM counts mismatches, inserted and deleted bases; soft clips and skipped regions (N) count for
+ * neither. The reads' own '=' is not taken as a match (samtools does not either, decoding CRAM).
+ */
+export function mdAndNm(cigar: Array<[number, number]>, sequence: string, alignmentStart: number, reference: ReferenceBases): { md: string; nm: number } {
+  let md = '';
+  let nm = 0;
+  let matches = 0;
+  let x = alignmentStart - reference.start; // in the reference's bases
+  let y = 0; // in the read's
+  const bases = reference.bases;
+  for (const [op, length] of cigar) {
+    if (op === 0 || op === 7 || op === 8) {
+      for (let j = 0; j < length; j++) {
+        if (x + j >= bases.length) break;
+        const read = baseCode(sequence[y + j] ?? 'N');
+        const ref = baseCode(bases[x + j]);
+        if (read === ref && read !== 15) matches++;
+        else {
+          md += matches + bases[x + j].toUpperCase();
+          matches = 0;
+          nm++;
+        }
+      }
+      x += length;
+      y += length;
+    } else if (op === 2) {
+      md += matches + '^' + bases.slice(Math.max(0, x), x + length).toUpperCase();
+      matches = 0;
+      nm += length;
+      x += length;
+    } else if (op === 1 || op === 4) {
+      if (op === 1) nm += length;
+      y += length;
+    } else if (op === 3) x += length;
+  }
+  return { md: md + matches, nm };
+}
+
 /** A decoded CRAM record as the bytes of a BAM record (SAM specification, section 4.2). */
-export function encodeBamRecord(record: CramRecord, readGroupNames: string[], templateLength?: number): Buffer {
+export function encodeBamRecord(record: CramRecord, readGroupNames: string[], templateLength?: number, reference?: ReferenceBases): Buffer {
   const name = Buffer.from((record.readName ?? '*') + '\0', 'utf8');
   const unmapped = (record.flags & 4) !== 0;
   const cigar = unmapped ? [] : cigarOf(record);
@@ -181,6 +259,11 @@ export function encodeBamRecord(record: CramRecord, readGroupNames: string[], te
   for (const [key, value] of Object.entries(record.tags)) {
     const bytes = value === undefined ? undefined : tagBytes(key, value);
     if (bytes) tags.push(bytes);
+  }
+  if (reference && sequence && lacksMdOrNm(record)) {
+    const { md, nm } = mdAndNm(cigar, sequence, record.alignmentStart - 1, reference);
+    if (!('MD' in record.tags)) tags.push(tagBytes('MD', md)!);
+    if (!('NM' in record.tags)) tags.push(tagBytes('NM', nm)!);
   }
   if (!('RG' in record.tags) && record.readGroupId >= 0 && readGroupNames[record.readGroupId] !== undefined) {
     tags.push(tagBytes('RG', readGroupNames[record.readGroupId])!);
