@@ -29,6 +29,7 @@ const skip = spawnSync('sh', ['-c', 'command -v samtools']).status !== 0 ? 'need
 
 const GROUPS = ['g1', 'g"2', 'g3'];
 const LONG_READ = 70_000;
+const MANY_OPERATIONS = 70_000;
 
 /** A seeded generator, so the file is the same on every run. */
 function random(seed: number): () => number {
@@ -63,6 +64,8 @@ function samText(): string {
   const bases = (n: number) => Array.from({ length: n }, () => 'ACGT'[Math.floor(next() * 4)]).join('');
   const qualities = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(35 + ((i * 7) % 40))).join('');
   lines.push(`long\t0\tchrW\t100\t60\t${LONG_READ}M\t*\t0\t0\t${bases(LONG_READ)}\t${qualities(LONG_READ)}\tRG:Z:g3`);
+  // More than 65,535 CIGAR operations: BAM keeps them in a CG tag, which samtools shows as the CIGAR.
+  lines.push(`manyops\t0\tchrW\t150\t60\t${'1M1I'.repeat(MANY_OPERATIONS / 2)}\t*\t0\t0\t${bases(MANY_OPERATIONS)}\t${qualities(MANY_OPERATIONS)}\tNM:i:3\tRG:Z:g2`);
   for (let i = 0; i < 3000; i++) {
     const length = 50 + Math.floor(next() * 100);
     lines.push(`n${i}\t${i % 3 ? 0 : 16}\tchrW\t${1000 + i * 40}\t${i % 60}\t${length}M\t*\t0\t0\t${bases(length)}\t${qualities(length)}\tNM:i:${i % 5}\tRG:Z:${GROUPS[i % 3]}`);
@@ -156,6 +159,7 @@ describe('alignment records at the edges', { skip }, () => {
       for (let i = 0; i < all.length; i++) assert.deepEqual(all[i], expected[i], `${set}: ${expected[i].fragmentName}`);
       const long = all.find((a) => a.fragmentName === 'long');
       assert.equal(long.alignedSequence.length, LONG_READ);
+      assert.equal(all.find((a) => a.fragmentName === 'manyops').alignment.cigar.length, MANY_OPERATIONS);
       for (const pageSize of [1, 7, 333]) {
         const paged = await search({ pageSize }, set);
         assert.deepEqual(paged.records, all, `${set}, pageSize ${pageSize}`);

@@ -472,15 +472,19 @@ export class AlignmentWriter {
     o = putInt(buffer, o, templateLength);
     o = put(buffer, o, flags.afterLength);
 
+    // A CIGAR of more than 65,535 operations lies in a CG tag, behind a placeholder (SAM spec 4.2.2).
+    const longCigar = cigarCount === 2 && tagStart < end ? longCigarTag(bytes, cigarStart, sequenceLength, tagStart, end) : -1;
     if (!(flag & 4) && refId >= 0 && refId < this.referenceCount) {
       o = put(buffer, o, texts.alignment[refId]);
       o = putInt(buffer, o, position);
       o = put(buffer, o, flag & 16 ? k.strandMinusQuality : k.strandPlusQuality);
       o = putInt(buffer, o, mappingQuality);
-      if (cigarCount > 0) {
+      const units = longCigar < 0 ? cigarStart : longCigar + 8;
+      const unitCount = longCigar < 0 ? cigarCount : bytes.readInt32LE(longCigar + 4);
+      if (unitCount > 0) {
         o = put(buffer, o, k.cigar);
-        for (let i = 0; i < cigarCount; i++) {
-          const unit = bytes.readUInt32LE(cigarStart + i * 4);
+        for (let i = 0; i < unitCount; i++) {
+          const unit = bytes.readUInt32LE(units + i * 4);
           const op = k.cigarOps[unit & 15];
           if (!op) throw new Error(`a CIGAR operation of read ${bytes.toString('latin1', nameStart, nameEnd)} is not one of MIDNSHP=X`);
           if (i) buffer[o++] = 44;
@@ -516,18 +520,23 @@ export class AlignmentWriter {
       o = putInt(buffer, o, matePosition);
       o = put(buffer, o, flag & 32 ? k.strandMinus : k.strandPlus);
     }
-    if (tagStart < end) o = this.attributes(buffer, o, bytes, tagStart, end, k);
+    if (tagStart < end) o = this.attributes(buffer, o, bytes, tagStart, end, k, longCigar);
     buffer[o++] = 125;
     if (o - from > room) throw new Error(`the JSON of read ${bytes.toString('latin1', nameStart, nameEnd)} outgrew the room taken for it`);
     out.wrote(o);
   }
 
-  private attributes(out: Buffer, o: number, bytes: Buffer, from: number, end: number, k: Keys): number {
+  /** The record's tags from `from`, leaving out the one at `leaveOut` (a CG tag that holds the CIGAR). */
+  private attributes(out: Buffer, o: number, bytes: Buffer, from: number, end: number, k: Keys, leaveOut: number): number {
     let first = true;
     for (let tag = from; tag + 3 <= end; ) {
       const type = bytes[tag + 2];
       const next = skipTag(bytes, tag, end);
       if (next <= tag || next > end) throw new Error('a tag of an alignment record runs past the end of the record');
+      if (tag === leaveOut) {
+        tag = next;
+        continue;
+      }
       const values = tag + 3;
       let value = 0;
       let kind: TagKind;
@@ -610,6 +619,24 @@ export class AlignmentWriter {
     out[o] = 125;
     return o + 1;
   }
+}
+
+/**
+ * The offset of the CG tag that holds a record's real CIGAR, or -1: when a CIGAR has more than 65,535
+ * operations, BAM keeps `<read length>S<reference length>N` in its place and the operations in a CG
+ * tag of type B:I, which samtools shows as the CIGAR (and not as a tag).
+ */
+function longCigarTag(bytes: Buffer, cigarStart: number, sequenceLength: number, tagStart: number, end: number): number {
+  const first = bytes.readUInt32LE(cigarStart);
+  const second = bytes.readUInt32LE(cigarStart + 4);
+  if ((first & 15) !== 4 || first >>> 4 !== sequenceLength || (second & 15) !== 3) return -1;
+  for (let tag = tagStart; tag + 8 <= end; tag = skipTag(bytes, tag, end)) {
+    if (bytes[tag] === 67 /* C */ && bytes[tag + 1] === 71 /* G */ && bytes[tag + 2] === 66 /* B */) {
+      const subtype = bytes[tag + 3];
+      return subtype === 73 /* I */ || subtype === 105 /* i */ ? tag : -1;
+    }
+  }
+  return -1;
 }
 
 /** Where the tags of the record at `at` begin. */
