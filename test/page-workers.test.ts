@@ -3,8 +3,9 @@
  * operations on a real registry and real files: pages built ahead of their requests are the very bytes
  * of pages built on request, are taken by the next request, and are not served once the set was
  * registered again, while the server is at its stream limit, beyond the memory bound or after the
- * hold time; a page built ahead that fails is reported to no one. Then over HTTP: read pages built in
- * a worker, with and without read-ahead, and on the main thread, are the same bytes.
+ * hold time; a page built ahead that fails is reported to no one. Then over HTTP: pages of reads and
+ * of variant annotations built in a worker, with and without read-ahead, and on the main thread, are
+ * the same bytes.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { addDataset } from '../src/areas/datasets/store.js';
+import { pageOperations as annotationOperations } from '../src/areas/annotations/page-operations.js';
 import { pageOperations as readOperations } from '../src/areas/reads/page-operations.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { removeReadGroupSet } from '../src/areas/reads/store.js';
@@ -51,6 +53,11 @@ function bgzipped(name: string): string {
 }
 const variantsRequest = (set: string, pageSize: number) => ({ variantSetId: idOf('ds', 'vs', set), referenceName: 'ref_brca1', pageSize });
 
+// A SnpEff-annotated VCF of the compliance data set: its annotation set is registered with it.
+const annotatedText = fs.readFileSync(path.join(TESTDATA, 'compliance', 'brca1_OR4F_annotation.vcf'), 'utf8');
+const ANNOTATIONS = annotatedText.split('\n').filter((l) => l && !l.startsWith('#')).length;
+const annotationsRequest = { variantAnnotationSetId: idOf('ds', 'vas', 'or4f'), referenceName: '1', pageSize: 100 };
+
 let location: string;
 let registry: Registry;
 let damagedVcf: string;
@@ -61,6 +68,9 @@ before(async () => {
   await loadReferenceSet(registry, fasta, { name: 'hg37' });
   await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'hg37', name: 'brca' });
   await loadVariantSet(registry, 'ds', [bgzipped('brca.vcf.gz')], { referenceset: 'hg37', name: 'brca' });
+  const annotated = path.join(fs.mkdtempSync(path.join(dir, 'vcf-')), 'or4f.vcf');
+  fs.writeFileSync(annotated, annotatedText);
+  await loadVariantSet(registry, 'ds', [annotated], { referenceset: 'hg37', name: 'or4f', allowMissingContigs: true });
   damagedVcf = bgzipped('damaged.vcf.gz');
   await loadVariantSet(registry, 'ds', [damagedVcf], { referenceset: 'hg37', name: 'damaged' });
 });
@@ -71,7 +81,7 @@ interface Answer {
   error?: { kind: string; message: string };
 }
 
-/** A builder with the reads (module 0) and variants (module 1) operations, and a main thread that writes every chunk at once. */
+/** A builder with the reads (module 0), variants (module 1) and annotations (module 2) operations, and a main thread that writes every chunk at once. */
 function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000) {
   const settings: WorkerSettings = {
     registryLocation: location,
@@ -83,7 +93,8 @@ function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000
   const inboxes = new Map<number, (m: FromWorker) => void>();
   /** Messages for requests nobody made (a page built ahead must never report anything). */
   const strays: FromWorker[] = [];
-  const builder = new PageBuilder([readOperations(registry, settings), variantOperations(registry, settings)], settings.readAhead, (m) => {
+  const operations = [readOperations(registry, settings), variantOperations(registry, settings), annotationOperations(registry, settings)];
+  const builder = new PageBuilder(operations, settings.readAhead, (m) => {
     const deliver = inboxes.get(m.id);
     if (deliver) deliver(m);
     else strays.push(m);
@@ -128,6 +139,7 @@ describe('pages built ahead', () => {
     for (const [module, name, arg, count] of [
       [0, 'searchReads', readsRequest, READS],
       [1, 'searchVariants', variantsRequest('brca', 150), VARIANTS],
+      [2, 'searchAnnotations', annotationsRequest, ANNOTATIONS],
     ] as const) {
       for (const form of ['camel', 'snake'] as const) {
         const ahead = await harness().pages(module, name, arg, form);
@@ -143,7 +155,7 @@ describe('pages built ahead', () => {
           'every page after the first was built ahead',
         );
         assert.ok(onRequest.every((a) => !a.ahead));
-        const list = name === 'searchReads' ? 'alignments' : 'variants'; // the same in both forms
+        const list = { searchReads: 'alignments', searchVariants: 'variants', searchAnnotations: form === 'camel' ? 'variantAnnotations' : 'variant_annotations' }[name];
         assert.equal(ahead.reduce((n, a) => n + JSON.parse(a.text)[list].length, 0), count);
       }
     }
@@ -215,25 +227,30 @@ describe('pages built ahead', () => {
   });
 });
 
-describe('read pages over HTTP', () => {
-  it('are the same bytes built in a worker with and without read-ahead, and on the main thread', async () => {
-    const texts: string[][] = [];
-    for (const overrides of [{ pageWorkers: 1 }, { pageWorkers: 1, readAheadBytes: 0 }, { pageWorkers: 0 }]) {
-      const server = await startTestServer(location, overrides);
-      const pages: string[] = [];
-      let token: string | undefined;
-      do {
-        const res = await server.post('/reads/search', token ? { ...readsRequest, pageToken: token } : readsRequest);
-        assert.equal(res.status, 200, res.text);
-        pages.push(res.text);
-        token = res.json.nextPageToken;
-      } while (token);
-      await server.close();
-      texts.push(pages);
-    }
-    assert.ok(texts[0].length >= 5);
-    assert.deepEqual(texts[1], texts[0]);
-    assert.deepEqual(texts[2], texts[0]);
-    assert.equal(texts[0].reduce((n, t) => n + JSON.parse(t).alignments.length, 0), READS);
-  });
+describe('pages over HTTP', () => {
+  for (const [route, request, list, count] of [
+    ['/reads/search', readsRequest, 'alignments', READS],
+    ['/variantannotations/search', annotationsRequest, 'variantAnnotations', ANNOTATIONS],
+  ] as const) {
+    it(`are the same bytes built in a worker with and without read-ahead, and on the main thread (${route})`, async () => {
+      const texts: string[][] = [];
+      for (const overrides of [{ pageWorkers: 1 }, { pageWorkers: 1, readAheadBytes: 0 }, { pageWorkers: 0 }]) {
+        const server = await startTestServer(location, overrides);
+        const pages: string[] = [];
+        let token: string | undefined;
+        do {
+          const res = await server.post(route, token ? { ...request, pageToken: token } : request);
+          assert.equal(res.status, 200, res.text);
+          pages.push(res.text);
+          token = res.json.nextPageToken;
+        } while (token);
+        await server.close();
+        texts.push(pages);
+      }
+      assert.ok(texts[0].length >= 5);
+      assert.deepEqual(texts[1], texts[0]);
+      assert.deepEqual(texts[2], texts[0]);
+      assert.equal(texts[0].reduce((n, t) => n + JSON.parse(t)[list].length, 0), count);
+    });
+  }
 });

@@ -19,8 +19,10 @@ export const annotationsArea: Area = {
   name: 'annotations',
   migrations: annotationMigrations,
 
-  routes({ registry, config }) {
+  routes({ registry, config, pageWorkers }) {
     const service = annotationService(registry, config.paging, config.registryCacheMs);
+    // Pages of annotations are built in the page workers unless told otherwise, as pages of variants are.
+    const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
     return [
       {
         method: 'POST',
@@ -37,7 +39,7 @@ export const annotationsArea: Area = {
         method: 'POST',
         path: '/variantannotations/search',
         request: SearchVariantAnnotationsRequest,
-        handle: async ({ body }) => streamReply(await service.searchAnnotations(body)),
+        handle: async ({ body, form }) => (workers ? workers.run('searchAnnotations', body, form) : streamReply(await service.searchAnnotations(body))),
       },
     ];
   },

@@ -191,6 +191,19 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
 
     getSet: async (id: string) => (await contextOfId(id)).record,
 
+    /**
+     * When the annotation set an id names was registered, and when the ontology it reads effects with
+     * was loaded, as the registry cache knows them ('' when it is not registered): what a page of its
+     * annotations depends on in the registry.
+     */
+    async registrationOf(id: string): Promise<string> {
+      const [datasetName, , name] = decodeId(id, IdKinds.variantAnnotationSet);
+      const row = await setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
+      if (!row) return '';
+      const loadedAt = row.ontology_name !== null ? await ontologyTimes.get(row.ontology_name, () => ontologyLoadedAt(registry, row.ontology_name!)) : undefined;
+      return JSON.stringify([row.created_at, loadedAt ?? null]);
+    },
+
     /** Checks the request and reads the first match (every 4xx and 503 happens here), then streams the page. */
     async searchAnnotations(request: SearchVariantAnnotationsQuery): Promise<JsonStream> {
       const { pageSize, fingerprint, after } = keysetCursor('variantannotations', request, limits, isPosition);
