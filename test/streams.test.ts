@@ -61,11 +61,14 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
   });
 
   it('answers one over --max-streams with 503 and Retry-After, and serves again once the slot is free', async () => {
-    // A client that asks for a page of every call and does not read it holds the only slot.
+    // A client that asks for a page of every call and stops reading it holds the only slot. It stops
+    // once the answer has begun: the slot is taken before the first byte, and on a loaded machine (the
+    // page worker runs below everything else) no fixed wait is sure to be long enough.
     const holder = await connect(server.url);
-    holder.pause();
+    const begun = new Promise((resolve) => holder.once('data', resolve));
     holder.write(rawPost('/variants/search', JSON.stringify(request)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await begun;
+    holder.pause();
 
     const refused = await server.post('/variants/search', { ...request, pageSize: 1 });
     assert.equal(refused.status, 503, refused.text);
