@@ -8,7 +8,6 @@
  * values are what `samtools view` prints for the CRAM, parsed here.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,9 +15,9 @@ import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { parseSam, type SamRecord } from './sam-text.js';
+import { parseSam, samtools, withoutSamtools, type SamRecord } from './sam-text.js';
 
-const skip = spawnSync('sh', ['-c', 'command -v samtools']).status !== 0 ? 'needs samtools (apt-get install -y samtools)' : false;
+const skip = withoutSamtools;
 
 /** A seeded generator, so the files are the same on every run. */
 function random(seed: number): () => number {
@@ -87,11 +86,6 @@ describe('MD and NM of a CRAM that left them out', { skip }, () => {
   before(async () => {
     fs.writeFileSync(fasta, '>c1\n' + REFERENCE.match(/.{1,60}/g)!.join('\n') + '\n');
     fs.writeFileSync(path.join(dir, 'reads.sam'), samText());
-    const samtools = (...args: string[]) => {
-      const run = spawnSync('samtools', args, { encoding: 'utf8', maxBuffer: 64 << 20 });
-      assert.equal(run.status, 0, run.stderr);
-      return run.stdout;
-    };
     samtools('faidx', fasta);
     samtools('view', '-C', '-T', fasta, '-o', cram, path.join(dir, 'reads.sam'));
     samtools('index', cram);

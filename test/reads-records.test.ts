@@ -9,7 +9,6 @@
  * here, never from the server.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -23,9 +22,9 @@ import { bgzfCompress } from '../src/areas/variants/bgzf.js';
 import { ByteChunks } from '../src/areas/variants/variant-writer.js';
 import { openFile } from '../src/files.js';
 import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { expectedAttributes, parseSam, samEnd, type SamRecord } from './sam-text.js';
+import { expectedAttributes, parseSam, samEnd, samtools, withoutSamtools, type SamRecord } from './sam-text.js';
 
-const skip = spawnSync('sh', ['-c', 'command -v samtools']).status !== 0 ? 'needs samtools (apt-get install -y samtools)' : false;
+const skip = withoutSamtools;
 
 const GROUPS = ['g1', 'g"2', 'g3'];
 const LONG_READ = 70_000;
@@ -125,16 +124,11 @@ describe('alignment records at the edges', { skip }, () => {
 
   before(async () => {
     fs.writeFileSync(path.join(dir, 'edges.sam'), samText());
-    const samtools = (...args: string[]) => {
-      const run = spawnSync('samtools', args, { encoding: 'utf8' });
-      assert.equal(run.status, 0, run.stderr);
-    };
     samtools('sort', '-o', bam, path.join(dir, 'edges.sam'));
     samtools('index', bam);
     fs.writeFileSync(reblocked, bgzfCompress(gunzipSync(fs.readFileSync(bam))).bytes);
     samtools('index', reblocked);
-    const view = spawnSync('samtools', ['view', bam], { encoding: 'utf8', maxBuffer: 64 << 20 });
-    records = parseSam(view.stdout).records;
+    records = parseSam(samtools('view', bam)).records;
     const fasta = path.join(dir, 'edges.fa');
     const line = (n: number) => 'ACGTACGTAC'.repeat(6).slice(0, n);
     const contig = (name: string, length: number) => `>${name}\n` + Array.from({ length: Math.ceil(length / 60) }, (_, i) => line(Math.min(60, length - i * 60))).join('\n') + '\n';

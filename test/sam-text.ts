@@ -1,4 +1,6 @@
 /** SAM text read independently of the server, for the expected values of the reads tests. */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
 export interface SamRecord {
@@ -76,4 +78,14 @@ export function expectedAttributes(tags: string[]) {
     if (values.length) attr[key] = { values };
   }
   return Object.keys(attr).length ? { attr } : undefined;
+}
+
+/** Why a suite that makes its files with samtools is skipped, or false when samtools is installed. */
+export const withoutSamtools = spawnSync('sh', ['-c', 'command -v samtools']).status !== 0 ? 'needs samtools (apt-get install -y samtools)' : false;
+
+/** Runs samtools (the test fails with what it printed when it fails) and returns its standard output. */
+export function samtools(...args: string[]): string {
+  const run = spawnSync('samtools', args, { encoding: 'utf8', maxBuffer: 256 << 20 });
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout;
 }
