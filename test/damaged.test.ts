@@ -170,6 +170,34 @@ describe('a plain VCF that changed since its compressed copy was made', () => {
     assert.deepEqual([again.notes, again.createdFiles], [[], []]);
     assert.equal(fs.statSync(`${plain}.gz`).mtimeMs, copyTime);
   });
+
+  it('is compressed again when replaced by a file of the same size with an older mtime', async () => {
+    const { location, registry } = await newRegistry(dir);
+    await addDataset(registry, 'ds');
+    await loadReferenceSet(registry, fasta, { name: 'brca' });
+    const folder = fs.mkdtempSync(path.join(dir, 'same-size-'));
+    const plain = path.join(folder, 'v.vcf');
+    fs.writeFileSync(plain, vcfText);
+    await loadVariantSet(registry, 'ds', [plain], { referenceset: 'brca' });
+    await removeVariantSet(registry, 'ds', 'v');
+    // The same text with the first call's genotype changed (same length), given a time long past, as
+    // `cp -p` of an older file would.
+    const fields = dataLines[0].split('\t');
+    const sample = fields.findIndex((f, i) => i >= 9 && f.startsWith('0|'));
+    const replaced = fields.map((f, i) => (i === sample ? '1' + f.slice(1) : f)).join('\t');
+    assert.notEqual(replaced, dataLines[0]);
+    assert.equal(replaced.length, dataLines[0].length);
+    fs.writeFileSync(plain, vcfText.replace(dataLines[0], replaced));
+    const past = new Date('2001-01-01T00:00:00Z');
+    fs.utimesSync(plain, past, past);
+    const loaded = await loadVariantSet(registry, 'ds', [plain], { referenceset: 'brca' });
+    assert.match(loaded.notes.join('\n'), /rebuilt .*v\.vcf\.gz: v\.vcf changed/);
+    const server = await startTestServer(location);
+    const res = await server.post('/variants/search', { variantSetId: idOf('ds', 'vs', 'v'), referenceName: 'ref_brca1', pageSize: 1 });
+    assert.equal(res.status, 200);
+    assert.equal(res.json.variants[0].calls[sample - 9].genotype[0], 1);
+    await server.close();
+  });
 });
 
 describe('structural variants and window searches', () => {

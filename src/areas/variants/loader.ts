@@ -77,13 +77,15 @@ function vcfFilesOf(location: string): string[] {
 }
 
 /**
- * Whether the bgzipped copy beside a plain VCF still holds that file: it is not older than the plain
- * file, and its text is as long as the plain file (the sum of its blocks' sizes, read from the block
- * trailers without inflating anything).
+ * Whether the bgzipped copy beside a plain VCF still holds that file: it was written after the plain
+ * file last changed, and its text is as long as the plain file (the sum of its blocks' sizes, read
+ * from the block trailers without inflating anything). "Changed" is the later of the file's mtime
+ * and ctime: a file replaced by one of the same size with an older mtime (`cp -p`, `rsync -t`) still
+ * has a new ctime, which no tool can set back.
  */
 function copyIsCurrent(plain: string, copy: string): boolean {
   const source = fs.statSync(plain);
-  if (fs.statSync(copy).mtimeMs < source.mtimeMs) return false;
+  if (fs.statSync(copy).mtimeMs < Math.max(source.mtimeMs, source.ctimeMs)) return false;
   return bgzfTextSize(copy) === source.size;
 }
 
@@ -110,8 +112,8 @@ function bgzfTextSize(file: string): number {
 
 /**
  * A plain VCF is bgzipped and indexed beside itself. The copy from an earlier load is reused while it
- * still holds the file; when the plain file changed since (newer, or another size), the copy and its
- * index are rebuilt, and `notes` says so.
+ * still holds the file; when the plain file changed since (written or replaced after the copy, or
+ * another size), the copy and its index are rebuilt, and `notes` says so.
  */
 function compressPlain(file: string, created: string[], notes: string[]): string {
   const target = `${file}.gz`;
