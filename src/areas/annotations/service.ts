@@ -15,7 +15,7 @@ import type { Ontology } from '../ontologies/ontology.js';
 import { readOntology } from '../ontologies/store.js';
 import { searchWindow, variantSetId } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
-import { recordsIn, VcfFileCache, type VcfFileRef } from '../variants/vcf-files.js';
+import { recordsInOrder, VcfFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
 import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';
 import type { AnnotationLayout } from './layout.js';
 import {
@@ -52,14 +52,14 @@ interface AnnotationContext {
   row: AnnotationSetRow;
   variantSet: VariantSetRow;
   record: VariantAnnotationSetRecord;
-  files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
+  files: SetFile[];
   ontology?: Ontology;
   ontologyLoadedAt?: string;
   reader: AnnotationReader;
 }
 
 /** A place in the results: [file ordinal, 0-based start, records at that start already passed]. */
-type Position = [number, number, number];
+type Position = RecordPosition;
 const isPosition = (p: unknown): p is Position => Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
 
 const CONTEXT_CACHE_SIZE = 32;
@@ -154,22 +154,11 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
     filter: EffectFilter | undefined,
     after?: Position,
   ): AsyncGenerator<{ record: VariantAnnotationRecord; position: Position }> {
-    for (const file of context.files) {
-      if (after && file.ordinal < after[0]) continue;
-      if (!file.contigs.has(referenceName)) continue;
-      const resume = after && file.ordinal === after[0] ? after : undefined;
-      let lastStart = -1;
-      let atStart = 0;
-      for await (const raw of recordsIn(files.get(file, context.variantSet.created_at), referenceName, start, end, resume?.[1])) {
-        if (raw.start === lastStart) atStart++;
-        else {
-          lastStart = raw.start;
-          atStart = 1;
-        }
-        if (resume && raw.start === resume[1] && atStart <= resume[2]) continue;
-        const record = context.reader.read(fixedColumns(raw.bytes, raw.lineStart, raw.lineEnd), filter);
-        if (record) yield { record, position: [file.ordinal, raw.start, atStart] };
-      }
+    // The variant set's records in the order variant searches give them; a record without a matching
+    // annotation still counts at its position, so positions are those of the variants.
+    for await (const { record: raw, position } of recordsInOrder(files, context.files, context.variantSet.created_at, referenceName, start, end, after)) {
+      const record = context.reader.read(fixedColumns(raw.bytes, raw.lineStart, raw.lineEnd), filter);
+      if (record) yield { record, position };
     }
   }
 

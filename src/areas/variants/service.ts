@@ -40,8 +40,7 @@ import {
 } from './store.js';
 import { alleleDigest, ByteChunks, VariantWriter } from './variant-writer.js';
 import { fieldTypesOf, type MetadataEntry } from './vcf-header.js';
-import type { VirtualOffset } from './bgzf.js';
-import { recordsIn, VcfFileCache, type RawRecord, type VcfFileRef } from './vcf-files.js';
+import { recordsInOrder, VcfFileCache, type RawRecord, type RecordPlace, type RecordPosition, type SetFile } from './vcf-files.js';
 
 export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
 export const callSetId = (datasetName: string, setName: string, sample: string) => encodeId([datasetName, 'vs', setName, sample]);
@@ -80,22 +79,18 @@ interface VariantSetContext {
   record: VariantSetRecord;
   /** Its call sets in VCF column order, as served (call set searches are answered from here). */
   callSets: Array<{ ordinal: number; record: CallSetRecord }>;
-  files: Array<VcfFileRef & { ordinal: number; contigs: Set<string> }>;
+  files: SetFile[];
   sampleOrdinal: Map<string, number>;
   writer: VariantWriter;
 }
 
 /** A place in the results: [file ordinal, 0-based start, records at that start already returned]. */
-type VariantPosition = [number, number, number];
+type VariantPosition = RecordPosition;
 const isVariantPosition = (p: unknown): p is VariantPosition =>
   Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
 
 /** The record that follows a page: its place in the file, its start and its count at that start. */
-interface ResumePoint {
-  offset: VirtualOffset;
-  start: number;
-  atStart: number;
-}
+type ResumePoint = RecordPlace;
 
 const CONTEXT_CACHE_SIZE = 32;
 const RESUME_POINTS = 4096;
@@ -213,58 +208,8 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
    * The variants of a reference in result order, each with its position, after `after` when given
    * (reading from `point` when known: the record that follows `after`).
    */
-  async function* variantsOf(
-    context: VariantSetContext,
-    referenceName: string,
-    start: number,
-    end: number,
-    after?: VariantPosition,
-    point?: ResumePoint,
-  ): AsyncGenerator<{ record: RawRecord; position: VariantPosition }> {
-    for (const file of context.files) {
-      if (after && file.ordinal < after[0]) continue;
-      if (!file.contigs.has(referenceName)) continue;
-      const resume = after && file.ordinal === after[0] ? after : undefined;
-      const vcf = files.get(file, context.row.created_at);
-      const from = resume ? point : undefined;
-      let records = recordsIn(vcf, referenceName, start, end, resume?.[1], from?.offset);
-      let lastStart = -1;
-      let atStart = 0;
-      let pending: RawRecord | undefined;
-      if (from) {
-        const first = await records.next();
-        // Only a record found where it was seen before is trusted; else the index is asked after all.
-        if (!first.done && first.value.start === from.start) {
-          pending = first.value;
-          lastStart = from.start;
-          atStart = from.atStart - 1;
-        } else {
-          await records.return(undefined);
-          records = recordsIn(vcf, referenceName, start, end, resume?.[1]);
-        }
-      }
-      try {
-        for (;;) {
-          let record = pending;
-          pending = undefined;
-          if (record === undefined) {
-            const next = await records.next();
-            if (next.done) break;
-            record = next.value;
-          }
-          if (record.start === lastStart) atStart++;
-          else {
-            lastStart = record.start;
-            atStart = 1;
-          }
-          if (resume && record.start === resume[1] && atStart <= resume[2]) continue;
-          yield { record, position: [file.ordinal, record.start, atStart] };
-        }
-      } finally {
-        await records.return(undefined);
-      }
-    }
-  }
+  const variantsOf = (context: VariantSetContext, referenceName: string, start: number, end: number, after?: VariantPosition, point?: ResumePoint) =>
+    recordsInOrder(files, context.files, context.row.created_at, referenceName, start, end, after, point);
 
   /** A failure to read a set's files is the server's (503), named by set; the cause goes to the log. */
   function unreadable(context: VariantSetContext, error: unknown): GAException {

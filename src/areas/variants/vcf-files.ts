@@ -166,6 +166,80 @@ export async function* recordsIn(
   }
 }
 
+/** A registered VCF file of a set: its place among the set's files, and the contigs it holds. */
+export type SetFile = VcfFileRef & { ordinal: number; contigs: Set<string> };
+
+/** A place in the results over a set's files: [file ordinal, 0-based start, records at that start so far]. */
+export type RecordPosition = [number, number, number];
+
+/** Where a record seen before lies: its offset in the file, its start and its count at that start. */
+export interface RecordPlace {
+  offset: VirtualOffset;
+  start: number;
+  atStart: number;
+}
+
+/**
+ * The records of a set's files that overlap [start, end) of one reference, in the order searches
+ * answer them (file by file, then as the file has them), each with its position; only those after
+ * `after` when given. `point`, where the record after `after` was seen, starts reading there when it
+ * still holds that record; else the index is asked. `generation` tells registrations apart (VcfFileCache).
+ */
+export async function* recordsInOrder(
+  cache: VcfFileCache,
+  files: SetFile[],
+  generation: string,
+  referenceName: string,
+  start: number,
+  end: number,
+  after?: RecordPosition,
+  point?: RecordPlace,
+): AsyncGenerator<{ record: RawRecord; position: RecordPosition }> {
+  for (const file of files) {
+    if (after && file.ordinal < after[0]) continue;
+    if (!file.contigs.has(referenceName)) continue;
+    const resume = after && file.ordinal === after[0] ? after : undefined;
+    const vcf = cache.get(file, generation);
+    const from = resume ? point : undefined;
+    let records = recordsIn(vcf, referenceName, start, end, resume?.[1], from?.offset);
+    let lastStart = -1;
+    let atStart = 0;
+    let pending: RawRecord | undefined;
+    if (from) {
+      const first = await records.next();
+      // Only a record found where it was seen before is trusted; else the index is asked after all.
+      if (!first.done && first.value.start === from.start) {
+        pending = first.value;
+        lastStart = from.start;
+        atStart = from.atStart - 1;
+      } else {
+        await records.return(undefined);
+        records = recordsIn(vcf, referenceName, start, end, resume?.[1]);
+      }
+    }
+    try {
+      for (;;) {
+        let record = pending;
+        pending = undefined;
+        if (record === undefined) {
+          const next = await records.next();
+          if (next.done) break;
+          record = next.value;
+        }
+        if (record.start === lastStart) atStart++;
+        else {
+          lastStart = record.start;
+          atStart = 1;
+        }
+        if (resume && record.start === resume[1] && atStart <= resume[2]) continue;
+        yield { record, position: [file.ordinal, record.start, atStart] };
+      }
+    } finally {
+      await records.return(undefined);
+    }
+  }
+}
+
 /** The first data line at or after a virtual offset (header lines skipped), or undefined at the end. */
 export async function firstDataLineAt(vcf: OpenVcf, at: VirtualOffset): Promise<string | undefined> {
   for await (const { bytes } of readLinesFrom(vcf.file, at, vcf.source)) {
