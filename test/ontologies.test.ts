@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { OntologyCache } from '../src/areas/ontologies/cache.js';
 import { readOntology } from '../src/areas/ontologies/store.js';
 import { backends } from './backends.js';
 import { copyFixture, newRegistry, runCli, tempDir } from './helpers.js';
@@ -85,6 +86,28 @@ for (const backend of backends) {
       assert.equal(removed.code, 0, removed.stderr);
       assert.equal(await count(), 0);
       refused(runCli('repo', 'remove-ontology', location, 'SO'), /no ontology 'SO'/);
+    });
+
+    it('keeps an ontology in memory while it is unchanged, and reads it again once it is loaded again', async () => {
+      const { location, registry } = await newRegistry(await backend.newLocation(dir));
+      assert.equal(runCli('repo', 'add-ontology', location, obo).code, 0);
+      // A registry cache time of 0: every get asks the registry when the ontology was loaded.
+      const cache = new OntologyCache(registry, 0);
+      const first = await cache.get('so-xp-simple');
+      assert.ok(first);
+      assert.equal(first.ontology.term(stanzas[0].id)?.name, stanzas[0].name);
+      assert.equal((await cache.get('so-xp-simple'))?.ontology, first.ontology, 'the same parse while unchanged');
+      // Loaded again from a file with one term fewer: the new one is read.
+      const fewer = path.join(fs.mkdtempSync(path.join(dir, 'fewer-')), 'so-xp-simple.obo');
+      fs.writeFileSync(fewer, fs.readFileSync(obo, 'utf8').replace(/\n\[Term\]\nid: [^\n]+\n[\s\S]*?(?=\n\[)/, ''));
+      assert.equal(runCli('repo', 'remove-ontology', location, 'so-xp-simple').code, 0);
+      assert.equal(await cache.get('so-xp-simple'), undefined, 'gone');
+      assert.equal(runCli('repo', 'add-ontology', location, fewer).code, 0);
+      const second = await cache.get('so-xp-simple');
+      assert.ok(second);
+      assert.notEqual(second.loadedAt, first.loadedAt);
+      assert.equal(second.ontology.size, first.ontology.size - 1);
+      await registry.close();
     });
   });
 }

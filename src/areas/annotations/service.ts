@@ -12,7 +12,7 @@ import { writeMessage } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Ontology } from '../ontologies/ontology.js';
-import { readOntology } from '../ontologies/store.js';
+import { OntologyCache } from '../ontologies/cache.js';
 import { searchWindow, variantSetId } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
 import { recordsInOrder, VcfFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
@@ -27,7 +27,7 @@ import {
   type VariantAnnotationRecord,
   type VariantAnnotationSetRecord,
 } from './messages.js';
-import { getAnnotationSetRow, ontologyLoadedAt, type AnnotationSetRow } from './store.js';
+import { getAnnotationSetRow, type AnnotationSetRow } from './store.js';
 
 export const annotationSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vas', name]);
 
@@ -67,20 +67,20 @@ const CONTEXT_CACHE_SIZE = 32;
 export function annotationService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
   const files = new VcfFileCache();
   const setRows = new RegistryCache<AnnotationSetRow>(registryCacheMs);
-  const ontologyTimes = new RegistryCache<string>(registryCacheMs);
+  const ontologies = new OntologyCache(registry, registryCacheMs);
   const contexts = new Map<string, AnnotationContext>();
 
   async function contextOf(datasetName: string, name: string, id: string): Promise<AnnotationContext> {
     const row = await setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
     if (!row) throw notFound('variant annotation set', id);
-    const loadedAt = row.ontology_name !== null ? await ontologyTimes.get(row.ontology_name, () => ontologyLoadedAt(registry, row.ontology_name!)) : undefined;
+    const loadedAt = row.ontology_name !== null ? await ontologies.loadedAt(row.ontology_name) : undefined;
     const key = `${datasetName}\0${name}`;
     const cached = contexts.get(key);
     if (cached && cached.row.created_at === row.created_at && cached.ontologyLoadedAt === loadedAt) return cached;
     const [variantSet, fileRows, ontology] = await Promise.all([
       getVariantSetRow(registry, datasetName, name),
       listVariantSetFiles(registry, datasetName, name),
-      row.ontology_name !== null ? readOntology(registry, row.ontology_name) : undefined,
+      row.ontology_name !== null ? ontologies.get(row.ontology_name).then((found) => found?.ontology) : undefined,
     ]);
     if (!variantSet) throw notFound('variant annotation set', id);
     const record = toSetRecord(row);
@@ -189,7 +189,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
       const [datasetName, , name] = decodeId(id, IdKinds.variantAnnotationSet);
       const row = await setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
       if (!row) return '';
-      const loadedAt = row.ontology_name !== null ? await ontologyTimes.get(row.ontology_name, () => ontologyLoadedAt(registry, row.ontology_name!)) : undefined;
+      const loadedAt = row.ontology_name !== null ? await ontologies.loadedAt(row.ontology_name) : undefined;
       return JSON.stringify([row.created_at, loadedAt ?? null]);
     },
 

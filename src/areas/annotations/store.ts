@@ -80,12 +80,6 @@ export async function listAnnotationSets(registry: Registry): Promise<Annotation
   return registry.db.selectFrom('variant_annotation_set').selectAll().orderBy('dataset_name').orderBy('name').execute();
 }
 
-/** The ontology's load time, to know when a cached copy is stale; undefined when it is gone. */
-export async function ontologyLoadedAt(registry: Registry, name: string): Promise<string | undefined> {
-  const row = await registry.db.selectFrom('ontology').select('created_at').where('name', '=', name).executeTakeFirst();
-  return row?.created_at;
-}
-
 export async function ontologyNames(registry: Registry): Promise<string[]> {
   return (await registry.db.selectFrom('ontology').select('name').orderBy('name').execute()).map((r) => r.name);
 }

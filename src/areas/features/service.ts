@@ -7,8 +7,7 @@ import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
-import type { Ontology } from '../ontologies/ontology.js';
-import { readOntology } from '../ontologies/store.js';
+import { OntologyCache } from '../ontologies/cache.js';
 import { referenceSetId } from '../references/service.js';
 import type { FeatureSetRecord, FeaturesQuery } from './messages.js';
 import type { NamingForm } from '../../protocol/schema.js';
@@ -66,16 +65,13 @@ type FeaturePosition = [number, number];
 const isFeaturePosition = (p: unknown): p is FeaturePosition =>
   Array.isArray(p) && p.length === 2 && p.every((n) => Number.isSafeInteger(n) && n >= 0);
 
-/** Ontologies are small and change only by `repo` commands: kept for a short while per name. */
-const ONTOLOGY_TTL_MS = 30_000;
-
 export function featureService(registry: Registry, limits: PagingLimits, registryCacheMs = 0) {
   // Set rows are read by every search and get: kept briefly, as the other areas keep theirs.
   const setRows = new RegistryCache<FeatureSetRow>(registryCacheMs);
   const setRow = (datasetName: string, name: string) =>
     setRows.get(JSON.stringify([datasetName, name]), () => getFeatureSet(registry, datasetName, name));
-  const ontologies = new RegistryCache<Ontology>(ONTOLOGY_TTL_MS, 50);
-  const ontologyNamed = (name: string) => ontologies.get(name, () => readOntology(registry, name));
+  const ontologies = new OntologyCache(registry, registryCacheMs);
+  const ontologyNamed = async (name: string) => (await ontologies.get(name))?.ontology;
 
   async function setNamed(id: string): Promise<FeatureSetRow> {
     const [datasetName, , name] = decodeId(id, IdKinds.featureSet);

@@ -118,6 +118,12 @@ export async function readOntology(registry: Registry, name: string): Promise<On
   );
 }
 
+/** The ontology's load time, to know when a copy in memory is stale; undefined when it is gone. */
+export async function ontologyLoadedAt(registry: Registry, name: string): Promise<string | undefined> {
+  const row = await registry.db.selectFrom('ontology').select('created_at').where('name', '=', name).executeTakeFirst();
+  return row?.created_at;
+}
+
 /** The ontology, or a UserError saying how to load it: for loaders that name one. */
 export async function requireOntology(registry: Registry, name: string): Promise<Ontology> {
   const ontology = await readOntology(registry, name);

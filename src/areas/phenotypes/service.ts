@@ -12,7 +12,7 @@ import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import type { Ontology } from '../ontologies/ontology.js';
-import { readOntology } from '../ontologies/store.js';
+import { OntologyCache } from '../ontologies/cache.js';
 import type {
   AssociationsQuery,
   EvidenceQueryValue,
@@ -105,7 +105,7 @@ async function scan<Row extends { id: string }>(
 
 export function phenotypeService(registry: Registry, limits: PagingLimits, cacheMs: number) {
   const contexts = new RegistryCache<SetContext>(cacheMs, 1000);
-  const ontologies = new RegistryCache<Ontology>(cacheMs, 50);
+  const ontologies = new OntologyCache(registry, cacheMs);
 
   async function setNamed(id: string | undefined): Promise<SetContext> {
     if (id === undefined) {
@@ -130,8 +130,8 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
     const { row, curies } = context;
     const loaded: Ontology[] = [];
     for (const n of context.ontologyNames) {
-      const o = await ontologies.get(n, () => readOntology(registry, n));
-      if (o) loaded.push(o);
+      const found = await ontologies.get(n);
+      if (found) loaded.push(found.ontology);
     }
     const ids: string[] = [];
     if (term.termId) ids.push(curies.normalize(term.termId));
