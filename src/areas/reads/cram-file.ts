@@ -201,8 +201,19 @@ export interface ReferenceBases {
 /** Whether a record is mapped and lacks MD or NM: samtools computes them then, if it has bases. */
 const lacksMdOrNm = (record: CramRecord) => !(record.flags & 4) && record.sequenceId >= 0 && (!('MD' in record.tags) || !('NM' in record.tags));
 
-/** The 4-bit code of a base (SAM specification, section 4.2.3); anything else is N (15). */
-const baseCode = (base: string) => NIBBLES[base.toUpperCase()] ?? 15;
+/** The 4-bit code of a base by its character code, either case (SAM specification, section 4.2.3); anything else is N (15). */
+const BASE_CODES = (() => {
+  const codes = new Uint8Array(256).fill(15);
+  for (const [base, code] of Object.entries(NIBBLES)) {
+    codes[base.charCodeAt(0)] = code;
+    codes[base.toLowerCase().charCodeAt(0)] = code;
+  }
+  return codes;
+})();
+function baseCode(text: string, at: number): number {
+  const c = at < text.length ? text.charCodeAt(at) : 0;
+  return c > 0 && c < 256 ? BASE_CODES[c] : 15;
+}
 
 /**
  * MD and NM of a mapped read, as `samtools view` computes them for a CRAM that left them out (and as
@@ -223,8 +234,8 @@ export function mdAndNm(cigar: Array<[number, number]>, sequence: string, alignm
     if (op === 0 || op === 7 || op === 8) {
       for (let j = 0; j < length; j++) {
         if (x + j >= bases.length) break;
-        const read = baseCode(sequence[y + j] ?? 'N');
-        const ref = baseCode(bases[x + j]);
+        const read = baseCode(sequence, y + j);
+        const ref = baseCode(bases, x + j);
         if (read === ref && read !== 15) matches++;
         else {
           md += matches + bases[x + j].toUpperCase();
