@@ -255,7 +255,7 @@ for (let v = 0; v < 4096; v++) BASE64URL_PAIRS[v] = BASE64URL[v >> 6] | (BASE64U
 
 /**
  * base64url (no padding) of `bytes[0, n)` at `o` of the buffer `view` covers; returns where it ends.
- * Each 3 bytes become one 32-bit store of two character pairs (~3 times faster than 4 byte stores).
+ * Each 3 bytes become one 32-bit store of two character pairs instead of four byte stores.
  */
 function putBase64(out: Buffer, view: DataView, o: number, bytes: Buffer, n: number): number {
   let i = 0;
