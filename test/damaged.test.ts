@@ -143,16 +143,22 @@ describe('loading refuses damaged and mismatched files', () => {
 });
 
 describe('a plain VCF that changed since its compressed copy was made', () => {
-  it('is compressed again, so every record of the new file is served', async () => {
+  /** A registry where the plain VCF `v.vcf` holding `text` was loaded once (its copy made) and removed. */
+  async function loadedOnce(folderPrefix: string, text: string) {
     const { location, registry } = await newRegistry(dir);
     await addDataset(registry, 'ds');
     await loadReferenceSet(registry, fasta, { name: 'brca' });
-    const folder = fs.mkdtempSync(path.join(dir, 'grow-'));
+    const folder = fs.mkdtempSync(path.join(dir, folderPrefix));
     const plain = path.join(folder, 'v.vcf');
-    const firstPart = [...headerLines, ...dataLines.slice(0, 179)].join('\n') + '\n';
-    fs.writeFileSync(plain, firstPart);
+    fs.writeFileSync(plain, text);
     await loadVariantSet(registry, 'ds', [plain], { referenceset: 'brca' });
     await removeVariantSet(registry, 'ds', 'v');
+    return { location, registry, folder, plain };
+  }
+
+  it('is compressed again, so every record of the new file is served', async () => {
+    const firstPart = [...headerLines, ...dataLines.slice(0, 179)].join('\n') + '\n';
+    const { location, registry, folder, plain } = await loadedOnce('grow-', firstPart);
     fs.writeFileSync(plain, vcfText); // the file grew
     const loaded = await loadVariantSet(registry, 'ds', [plain], { referenceset: 'brca' });
     assert.match(loaded.notes.join('\n'), /rebuilt .*v\.vcf\.gz: v\.vcf changed/);
@@ -172,14 +178,7 @@ describe('a plain VCF that changed since its compressed copy was made', () => {
   });
 
   it('is compressed again when replaced by a file of the same size with an older mtime', async () => {
-    const { location, registry } = await newRegistry(dir);
-    await addDataset(registry, 'ds');
-    await loadReferenceSet(registry, fasta, { name: 'brca' });
-    const folder = fs.mkdtempSync(path.join(dir, 'same-size-'));
-    const plain = path.join(folder, 'v.vcf');
-    fs.writeFileSync(plain, vcfText);
-    await loadVariantSet(registry, 'ds', [plain], { referenceset: 'brca' });
-    await removeVariantSet(registry, 'ds', 'v');
+    const { location, registry, plain } = await loadedOnce('same-size-', vcfText);
     // The same text with the first call's genotype changed (same length), given a time long past, as
     // `cp -p` of an older file would.
     const fields = dataLines[0].split('\t');

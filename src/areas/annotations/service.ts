@@ -70,10 +70,15 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
   const ontologies = new OntologyCache(registry, registryCacheMs);
   const contexts = new Map<string, AnnotationContext>();
 
+  const rowOf = (datasetName: string, name: string) =>
+    setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
+  /** When the ontology the set reads effects with was loaded (undefined: it reads effects by name). */
+  const ontologyTimeOf = async (row: AnnotationSetRow) => (row.ontology_name !== null ? ontologies.loadedAt(row.ontology_name) : undefined);
+
   async function contextOf(datasetName: string, name: string, id: string): Promise<AnnotationContext> {
-    const row = await setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
+    const row = await rowOf(datasetName, name);
     if (!row) throw notFound('variant annotation set', id);
-    const loadedAt = row.ontology_name !== null ? await ontologies.loadedAt(row.ontology_name) : undefined;
+    const loadedAt = await ontologyTimeOf(row);
     const key = `${datasetName}\0${name}`;
     const cached = contexts.get(key);
     if (cached && cached.row.created_at === row.created_at && cached.ontologyLoadedAt === loadedAt) return cached;
@@ -187,10 +192,8 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
      */
     async registrationOf(id: string): Promise<string> {
       const [datasetName, , name] = decodeId(id, IdKinds.variantAnnotationSet);
-      const row = await setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
-      if (!row) return '';
-      const loadedAt = row.ontology_name !== null ? await ontologies.loadedAt(row.ontology_name) : undefined;
-      return JSON.stringify([row.created_at, loadedAt ?? null]);
+      const row = await rowOf(datasetName, name);
+      return row ? JSON.stringify([row.created_at, (await ontologyTimeOf(row)) ?? null]) : '';
     },
 
     /** Checks the request and reads the first match (every 4xx and 503 happens here), then streams the page. */

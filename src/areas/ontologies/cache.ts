@@ -31,7 +31,10 @@ export class OntologyCache {
   /** The ontology named `name` and when it was loaded; undefined when none is registered. */
   async get(name: string): Promise<{ ontology: Ontology; loadedAt: string } | undefined> {
     const loadedAt = await this.loadedAt(name);
-    if (loadedAt === undefined) return undefined;
+    if (loadedAt === undefined) {
+      this.parsed.delete(name); // removed: nothing to keep
+      return undefined;
+    }
     let entry = this.parsed.get(name);
     if (!entry || entry.loadedAt !== loadedAt) {
       const fresh = { loadedAt, ontology: readOntology(this.registry, name) };

@@ -541,12 +541,6 @@ export class AlignmentWriter {
       let value = 0;
       let kind: TagKind;
       switch (type) {
-        case 99: value = bytes.readInt8(values); kind = TagKind.int32; break; // c
-        case 67: value = bytes[values]; kind = TagKind.int32; break; // C
-        case 115: value = bytes.readInt16LE(values); kind = TagKind.int32; break; // s
-        case 83: value = bytes.readUInt16LE(values); kind = TagKind.int32; break; // S
-        case 105: value = bytes.readInt32LE(values); kind = TagKind.int32; break; // i
-        case 73: value = bytes.readUInt32LE(values); kind = value > 2147483647 ? TagKind.int64 : TagKind.int32; break; // I
         case 102: kind = TagKind.double; break; // f
         case 65: case 90: case 72: kind = TagKind.string; break; // A, Z, H
         case 66: // B
@@ -557,7 +551,8 @@ export class AlignmentWriter {
           kind = TagKind.array;
           break;
         default:
-          throw new Error(`a tag has the unknown type '${String.fromCharCode(type)}'`);
+          value = integerAt(bytes, type, values);
+          kind = value > 2147483647 ? TagKind.int64 : TagKind.int32;
       }
       const headKey = (((bytes[tag] << 8) | bytes[tag + 1]) * 8 + kind) * 2 + (first ? 1 : 0);
       o = put(out, o, k.tagHeads.get(headKey) ?? tagHeadOf(k, headKey));
@@ -600,24 +595,29 @@ export class AlignmentWriter {
   }
 
   private number(out: Buffer, o: number, type: number, bytes: Buffer, at: number, k: Keys): number {
-    let value: number;
-    switch (type) {
-      case 99: value = bytes.readInt8(at); break; // c
-      case 67: value = bytes[at]; break; // C
-      case 115: value = bytes.readInt16LE(at); break; // s
-      case 83: value = bytes.readUInt16LE(at); break; // S
-      case 105: value = bytes.readInt32LE(at); break; // i
-      case 73: value = bytes.readUInt32LE(at); break; // I
-      case 102: // f
-        o = put(out, o, k.doubleValue);
-        return o + out.write(float32Text(bytes.readFloatLE(at)) + '}', o);
-      default:
-        throw new Error(`a tag has the unknown type '${String.fromCharCode(type)}'`);
+    if (type === 102 /* f */) {
+      o = put(out, o, k.doubleValue);
+      return o + out.write(float32Text(bytes.readFloatLE(at)) + '}', o);
     }
+    const value = integerAt(bytes, type, at);
     o = put(out, o, value > 2147483647 ? k.int64Value : k.int32Value);
     o = putInt(out, o, value);
     out[o] = 125;
     return o + 1;
+  }
+}
+
+/** The integer of tag type `type` (c, C, s, S, i or I) at `at`; any other type is refused. */
+function integerAt(bytes: Buffer, type: number, at: number): number {
+  switch (type) {
+    case 99: return bytes.readInt8(at); // c
+    case 67: return bytes[at]; // C
+    case 115: return bytes.readInt16LE(at); // s
+    case 83: return bytes.readUInt16LE(at); // S
+    case 105: return bytes.readInt32LE(at); // i
+    case 73: return bytes.readUInt32LE(at); // I
+    default:
+      throw new Error(`a tag has the unknown type '${String.fromCharCode(type)}'`);
   }
 }
 

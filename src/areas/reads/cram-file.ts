@@ -250,10 +250,11 @@ export function mdAndNm(cigar: Array<[number, number]>, sequence: string, alignm
       matches = 0;
       nm += length;
       x += length;
-    } else if (op === 1 || op === 4) {
-      if (op === 1) nm += length;
+    } else if (op === 1) {
+      nm += length;
       y += length;
-    } else if (op === 3) x += length;
+    } else if (op === 4) y += length;
+    else if (op === 3) x += length;
   }
   return { md: md + matches, nm };
 }

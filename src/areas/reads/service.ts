@@ -460,9 +460,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
           let closing = ']';
           if (more && written > 0) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, [lastSection, lastPosition, lastOrdinal, lastAt]));
           out.text(closing + '}');
-          const last = out.finish();
-          out.close();
-          for (const chunk of last) await sink.write(chunk);
+          for (const chunk of out.finish()) await sink.write(chunk);
         },
       };
     },

@@ -345,10 +345,8 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           out.text(closing + '}');
           // The page is held until it is complete and only then handed to the sink (the status goes
           // out with its first byte): a damaged block met halfway is a 503, never a 200 cut short. The
-          // byte budget bounds what is held. Closed first, so that its last buffer can be moved too.
-          const pieces = out.finish();
-          out.close();
-          for (const chunk of pieces) await sink.write(chunk);
+          // byte budget bounds what is held.
+          for (const chunk of out.finish()) await sink.write(chunk);
         },
       };
     },

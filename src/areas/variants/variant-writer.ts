@@ -164,11 +164,6 @@ export class ByteChunks {
     this.start = this.used = 0;
   }
 
-  /** Nothing more will be written: the last buffer may be reused once its pieces are sent (chunk-pool.ts). */
-  close(): void {
-    retire(this.buffer);
-  }
-
   text(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit, so this never cuts a character.
     if (text.length * 3 <= this.buffer.length - this.used) {
@@ -235,16 +230,20 @@ export class ByteChunks {
 
   /** The pieces to send now, once about a chunk's worth has gathered in buffers given up (else none). */
   take(): Buffer[] {
-    if (!this.full()) return [];
-    const ready = this.ready;
-    this.ready = [];
-    this.readyBytes = 0;
-    return ready;
+    return this.full() ? this.handOut() : [];
   }
 
-  /** Everything written and not yet taken. */
+  /**
+   * Everything written and not yet taken. Nothing is written after it, so the last buffer is given up
+   * too: it may be moved to another thread, or reused once its pieces are sent (chunk-pool.ts).
+   */
   finish(): Buffer[] {
     this.cut();
+    retire(this.buffer);
+    return this.handOut();
+  }
+
+  private handOut(): Buffer[] {
     const ready = this.ready;
     this.ready = [];
     this.readyBytes = 0;
@@ -548,14 +547,14 @@ export class VariantWriter {
     let columnStart = formatEnd + 1;
     let sample = 0;
     let wanted = 0;
-    // The bytes of the run's text when it is 3 long (a diploid GT: "0|0"), else -1.
-    let run0 = -1;
-    let run1 = -1;
-    let run2 = -1;
     while (sample <= last && columnStart <= lineEnd) {
-      // The common case first: a 3-byte text equal to the run's, of the sample after it, ends the
-      // same run one sample further, with no scan for the tab and no packing.
-      if (sample === runTo && bytes[columnStart] === run0 && bytes[columnStart + 1] === run1 && bytes[columnStart + 2] === run2) {
+      // The common case first: a 3-byte text (a diploid GT: "0|0") whose key is the run's, of the
+      // sample after it, ends the same run one sample further, with no scan for the tab.
+      if (
+        run !== undefined &&
+        sample === runTo &&
+        runKey === ((bytes[columnStart] * 256 + bytes[columnStart + 1]) * 256 + bytes[columnStart + 2]) * 8 + 3
+      ) {
         const end = columnStart + 3;
         if ((end === lineEnd || (end < lineEnd && bytes[end] === TAB)) && (all || samples[wanted] === sample)) {
           wanted++;
@@ -583,10 +582,6 @@ export class VariantWriter {
             first = false;
           }
           run = length <= 4 ? this.runFor(plan, form, key, bytes, columnStart, columnEnd) : undefined;
-          const short = run !== undefined && length === 3;
-          run0 = short ? bytes[columnStart] : -1;
-          run1 = short ? bytes[columnStart + 1] : -1;
-          run2 = short ? bytes[columnStart + 2] : -1;
           if (run !== undefined) {
             runKey = key;
             runFrom = sample;
