@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { prng } from './data.js';
+import { generatedOnce, prng } from './data.js';
 
 const GENERATOR_VERSION = 1;
 const SEED = 0xb16_f1e;
@@ -22,19 +22,13 @@ export interface BigWigManifest {
   generationSeconds: number;
 }
 
-export function ensureBigWig(scratch: string, length: number, log: (line: string) => void): BigWigManifest {
+export function ensureBigWig(scratch: string, length: number, log: (line: string) => void): Promise<BigWigManifest> {
   const dir = path.join(scratch, `bigwig-v${GENERATOR_VERSION}-${length}`);
-  const manifestPath = path.join(dir, 'manifest.json');
-  if (fs.existsSync(manifestPath)) return { ...(JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as BigWigManifest), generationSeconds: 0 };
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  log(`generating a bigWig of ${length.toLocaleString('en')} bases`);
-  const t0 = performance.now();
-  const file = path.join(dir, 'signal.bw');
-  const basesWithValues = writeBigWig(file, 'chrS', length);
-  const manifest: BigWigManifest = { file, contig: 'chrS', length, basesWithValues, generationSeconds: (performance.now() - t0) / 1000 };
-  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  return manifest;
+  return generatedOnce(path.join(dir, 'manifest.json'), { dir, log }, () => {
+    log(`generating a bigWig of ${length.toLocaleString('en')} bases`);
+    const file = path.join(dir, 'signal.bw');
+    return { file, contig: 'chrS', length, basesWithValues: writeBigWig(file, 'chrS', length) };
+  });
 }
 
 function writeBigWig(file: string, contig: string, length: number): number {

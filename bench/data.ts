@@ -75,18 +75,37 @@ export function dataDir(scratch: string, p: DataParams): string {
   return path.join(scratch, `data-v${GENERATOR_VERSION}-${p.sites}x${p.samples}-ref${p.referenceLength}-rna${p.rnaRows}`);
 }
 
-/** Returns the manifest of the data for `params`, generating the files first when missing. */
-export async function ensureData(scratch: string, params: DataParams, log: (line: string) => void): Promise<DataManifest> {
-  const dir = dataDir(scratch, params);
-  const manifestPath = path.join(dir, 'manifest.json');
+/**
+ * Generated data, made once and then reused: the manifest at `manifestPath` is written last, so data
+ * whose generation was interrupted has none and is made again. With `dir`, the data has that folder to
+ * itself, emptied before it is made. The manifest says how long the generation took (0 when reused).
+ */
+export async function generatedOnce<M extends object>(
+  manifestPath: string,
+  options: { dir?: string; log: (line: string) => void },
+  generate: () => M | Promise<M>,
+): Promise<M & { generationSeconds: number }> {
   if (fs.existsSync(manifestPath)) {
-    const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as DataManifest;
-    log(`reusing generated data in ${path.relative(process.cwd(), dir)}`);
-    return { ...manifest, generationSeconds: 0 };
+    options.log(`reusing generated data in ${path.relative(process.cwd(), options.dir ?? manifestPath)}`);
+    return { ...(JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as M), generationSeconds: 0 };
   }
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
+  if (options.dir) {
+    fs.rmSync(options.dir, { recursive: true, force: true });
+    fs.mkdirSync(options.dir, { recursive: true });
+  }
   const t0 = performance.now();
+  const manifest = { ...(await generate()), generationSeconds: (performance.now() - t0) / 1000 };
+  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+  return manifest;
+}
+
+/** Returns the manifest of the data for `params`, generating the files first when missing. */
+export function ensureData(scratch: string, params: DataParams, log: (line: string) => void): Promise<DataManifest> {
+  const dir = dataDir(scratch, params);
+  return generatedOnce(path.join(dir, 'manifest.json'), { dir, log }, () => generateData(dir, params, log));
+}
+
+async function generateData(dir: string, params: DataParams, log: (line: string) => void): Promise<Omit<DataManifest, 'generationSeconds'>> {
   const random = prng(SEED);
   const fasta = path.join(dir, 'bench-ref.fa');
   log(`generating a ${params.referenceLength.toLocaleString('en')} bp reference`);
@@ -97,7 +116,7 @@ export async function ensureData(scratch: string, params: DataParams, log: (line
   const rna = path.join(dir, 'bench-sample', 'abundance.tsv');
   log(`generating a kallisto table of ${params.rnaRows.toLocaleString('en')} rows`);
   const { filterNames, thresholds } = await writeKallisto(rna, params.rnaRows, random);
-  const manifest: DataManifest = {
+  return {
     params,
     dir,
     fasta,
@@ -108,10 +127,7 @@ export async function ensureData(scratch: string, params: DataParams, log: (line
     sampleNames: { first: sampleName(0, params.samples), last: sampleName(params.samples - 1, params.samples) },
     filterNames,
     thresholds,
-    generationSeconds: (performance.now() - t0) / 1000,
   };
-  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  return manifest;
 }
 
 /**

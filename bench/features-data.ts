@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { prng } from './data.js';
+import { generatedOnce, prng } from './data.js';
 
 const GENERATOR_VERSION = 1;
 const SEED = 0x5eed_f5;
@@ -33,24 +33,15 @@ export interface FeatureDataManifest {
   generationSeconds: number;
 }
 
-export function ensureFeatureData(scratch: string, features: number, log: (line: string) => void): FeatureDataManifest {
+export function ensureFeatureData(scratch: string, features: number, log: (line: string) => void): Promise<FeatureDataManifest> {
   const dir = path.join(scratch, `features-v${GENERATOR_VERSION}-${features}`);
-  const manifestPath = path.join(dir, 'manifest.json');
-  if (fs.existsSync(manifestPath)) {
-    log(`reusing generated annotation in ${path.relative(process.cwd(), dir)}`);
-    return { ...(JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as FeatureDataManifest), generationSeconds: 0 };
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  const t0 = performance.now();
-  const fasta = path.join(dir, 'annotation-contigs.fa');
-  fs.writeFileSync(fasta, CHROMOSOMES.map(([name]) => `>${name}\n${'N'.repeat(60)}\n`).join(''));
-  const gff3 = path.join(dir, 'annotation.gff3');
-  log(`generating a GFF3 of ${features.toLocaleString('en')} features`);
-  const picked = writeGff3(gff3, features);
-  const manifest: FeatureDataManifest = { features, dir, gff3, fasta, ...picked, generationSeconds: (performance.now() - t0) / 1000 };
-  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  return manifest;
+  return generatedOnce(path.join(dir, 'manifest.json'), { dir, log }, () => {
+    const fasta = path.join(dir, 'annotation-contigs.fa');
+    fs.writeFileSync(fasta, CHROMOSOMES.map(([name]) => `>${name}\n${'N'.repeat(60)}\n`).join(''));
+    const gff3 = path.join(dir, 'annotation.gff3');
+    log(`generating a GFF3 of ${features.toLocaleString('en')} features`);
+    return { features, dir, gff3, fasta, ...writeGff3(gff3, features) };
+  });
 }
 
 const attr = (pairs: Array<[string, string]>) => pairs.map(([k, v]) => `${k}=${v}`).join(';');

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import { Client, tokenIn } from './client.js';
-import { prng, run, type DataManifest } from './data.js';
+import { generatedOnce, prng, run, type DataManifest } from './data.js';
 import { medianSeconds, type Context } from './parts.js';
 import { cpuSecondsOf, startReadsReplayServer, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
@@ -42,10 +42,12 @@ async function output(command: string, args: string[]): Promise<string> {
 }
 
 /** The BAM for `reads` reads over the data's contig, generated once and then reused. */
-export async function ensureReadsData(data: DataManifest, reads: number, log: (line: string) => void): Promise<ReadsManifest> {
+export function ensureReadsData(data: DataManifest, reads: number, log: (line: string) => void): Promise<ReadsManifest> {
   const bam = path.join(data.dir, `reads-v${READS_GENERATOR_VERSION}-${reads}.bam`);
-  const manifestPath = `${bam}.json`;
-  if (fs.existsSync(manifestPath)) return JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as ReadsManifest;
+  return generatedOnce(`${bam}.json`, { log }, () => generateReads(data, bam, reads, log));
+}
+
+async function generateReads(data: DataManifest, bam: string, reads: number, log: (line: string) => void): Promise<ReadsManifest> {
   const length = data.params.referenceLength;
   const random = prng(0x7ead5 + reads);
   log(`generating a BAM of ${reads.toLocaleString('en')} reads (samtools view -b, samtools index)`);
@@ -103,9 +105,7 @@ export async function ensureReadsData(data: DataManifest, reads: number, log: (l
   await run('samtools', ['index', bam]);
   const region = { start: Math.floor(length * 0.4), end: Math.floor(length * 0.6), reads: 0 };
   region.reads = Number((await output('samtools', ['view', '-c', bam, `${data.contig}:${region.start + 1}-${region.end}`])).trim());
-  const manifest: ReadsManifest = { bam, reads, contig: data.contig, region };
-  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  return manifest;
+  return { bam, reads, contig: data.contig, region };
 }
 
 const ALIGNMENT_KEY = Buffer.from('"readGroupId"');

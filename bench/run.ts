@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   // Sequence annotations: a GENCODE-shaped GFF3 (F1 times its load) and a bigWig (C1).
   const figures: Figure[] = [];
   const needFeatures = wants('F1') || wants('F2');
-  const featureData = needFeatures ? ensureFeatureData(options.scratch, options.features, log) : undefined;
+  const featureData = needFeatures ? await ensureFeatureData(options.scratch, options.features, log) : undefined;
   if (featureData) {
     loadSeconds['repo add-referenceset (annotation contigs)'] = await cli(['repo', 'add-referenceset', registry, featureData.fasta, '--name', 'annotation-contigs']);
     log(`loading: ga4gh repo add-featureset (${options.features.toLocaleString('en')} features)`);
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     log(`  ${load.wall.toFixed(2)} s (${load.cpu.toFixed(1)} CPU s)`);
     if (wants('F1')) figures.push(featureLoadFigure(featureData, load));
   }
-  const bigwig = wants('C1') ? ensureBigWig(options.scratch, options.bigwigLength, log) : undefined;
+  const bigwig = wants('C1') ? await ensureBigWig(options.scratch, options.bigwigLength, log) : undefined;
   if (bigwig) {
     const contigs = path.join(path.dirname(bigwig.file), 'contigs.fa');
     fs.writeFileSync(contigs, `>${bigwig.contig}\n${'N'.repeat(60)}\n`);

@@ -267,6 +267,32 @@ for (const backend of backends) {
       assertUnavailable(await search({ start: posOf(linesInFirstBlocks(3).at(-1)!) }));
     });
 
+    it('logs the cause of a 503 once, for the client it answered, and nothing for a page built ahead that failed', async () => {
+      fs.writeFileSync(file, intactBytes.subarray(0, blocks[3][0]));
+      const kept = linesInFirstBlocks(3);
+      // Page 1 lies in the blocks left whole; pages 2 and 3, built ahead of their requests, reach the cut.
+      const pageSize = kept.length - 5;
+      const logged: string[] = [];
+      const write = process.stderr.write;
+      // Workers' output reaches the main thread's stderr too, so this sees every thread's log.
+      process.stderr.write = ((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0) as typeof process.stderr.write;
+      try {
+        const first = await search({ pageSize, callSetIds: [] });
+        assert.equal(first.status, 200);
+        assert.equal(first.json.variants.length, pageSize);
+        await new Promise((resolve) => setTimeout(resolve, 500)); // the pages built ahead fail meanwhile
+        const second = await search({ pageSize, callSetIds: [], pageToken: first.json.nextPageToken });
+        assertUnavailable(second);
+        assert.doesNotMatch(second.json.message, new RegExp(path.basename(file)));
+      } finally {
+        process.stderr.write = write;
+      }
+      const lines = logged.join('').split('\n').filter(Boolean);
+      assert.equal(lines.length, 1, lines.join('\n'));
+      assert.match(lines[0], /POST \/variants\/search answered 503: reading variant set 'brca': /);
+      fs.writeFileSync(file, intactBytes);
+    });
+
     it('answers 503 for a page over a block whose bytes were overwritten', async () => {
       // The last data block: read after the first records of the page are written.
       const last = blocks.length - 2;

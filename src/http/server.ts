@@ -242,7 +242,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return;
       }
       let error: GAException;
-      if (err instanceof GAException) error = err;
+      if (err instanceof GAException) {
+        error = err;
+        if (err.logDetail !== undefined) console.error(`${req.method} ${req.url} answered ${err.status}: ${err.logDetail}`);
+      }
       else if (err instanceof TemporarilyUnavailable) error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
       else {
         console.error(`internal error on ${req.method} ${req.url}:`, err);

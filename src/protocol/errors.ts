@@ -33,6 +33,12 @@ export class GAException extends Error {
   readonly extra?: Readonly<Record<string, boolean | string | number>>;
   /** Seconds after which trying again may succeed (`Retry-After`), for 429 and 503. */
   retryAfterSeconds?: number;
+  /**
+   * What went wrong inside the server (a file it could not read, and why), for its log only: the reply
+   * names the resource, never a path. Logged once, by the HTTP layer, when a client is answered with
+   * this error, so a failure no client saw (a page built ahead of its request) leaves no line.
+   */
+  logDetail?: string;
 
   constructor(kind: ErrorKindName, message: string, extra?: Record<string, boolean | string | number>) {
     super(message);
@@ -50,10 +56,18 @@ export class GAException extends Error {
     return error;
   }
 
+  /** A failure of the server's own files: answered with `message`, logged with `logDetail`. */
+  static serverFault(kind: ErrorKindName, message: string, logDetail: string): GAException {
+    const error = new GAException(kind, message);
+    error.logDetail = logDetail;
+    return error;
+  }
+
   /** The same error with extra top-level fields in its reply. */
   with(extra: Record<string, boolean | string | number>): GAException {
     const error = new GAException(this.kind, this.message, { ...this.extra, ...extra });
     error.retryAfterSeconds = this.retryAfterSeconds;
+    error.logDetail = this.logDetail;
     return error;
   }
 }

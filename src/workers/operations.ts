@@ -55,7 +55,7 @@ export type ToWorker =
 export type FromWorker =
   /** The request passed its checks; `ahead` when its page had been built ahead of it. */
   | { type: 'ready'; id: number; ahead: boolean }
-  | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number }
+  | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number; logDetail?: string }
   | { type: 'chunk'; id: number; bytes: Uint8Array }
   | { type: 'end'; id: number };
 

@@ -45,7 +45,7 @@ const TAIL_BYTES = 8192;
 
 /** The error as the main thread will rethrow it: the protocol's kinds (a damaged file: 503) keep their kind. */
 function describeError(e: unknown, id: number): FromWorker & { type: 'error' } {
-  if (e instanceof GAException) return { type: 'error', id, kind: e.kind, message: e.message, retryAfterSeconds: e.retryAfterSeconds };
+  if (e instanceof GAException) return { type: 'error', id, kind: e.kind, message: e.message, retryAfterSeconds: e.retryAfterSeconds, logDetail: e.logDetail };
   if (e instanceof TemporarilyUnavailable) return { type: 'error', id, kind: 'unavailable', message: e.message, retryAfterSeconds: e.retryAfterSeconds };
   return { type: 'error', id, kind: 'internal', message: (e as Error)?.stack ?? String(e) };
 }

@@ -91,6 +91,7 @@ function rethrown(message: FromWorker): Error {
   if (message.type === 'error' && message.kind !== 'internal') {
     const error = new GAException(message.kind, message.message);
     error.retryAfterSeconds = message.retryAfterSeconds;
+    error.logDetail = message.logDetail;
     return error;
   }
   if (message.type === 'error') return new Error(message.message);

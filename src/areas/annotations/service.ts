@@ -169,8 +169,12 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
 
   function unreadable(context: AnnotationContext, error: unknown): GAException {
     if (error instanceof GAException) return error;
-    console.error(`reading variant annotation set '${context.row.name}':`, (error as Error).message);
-    return new GAException('unavailable', `the VCF files of variant annotation set '${context.row.name}' cannot be read right now`);
+    const name = context.row.name;
+    return GAException.serverFault(
+      'unavailable',
+      `the VCF files of variant annotation set '${name}' cannot be read right now`,
+      `reading variant annotation set '${name}': ${(error as Error).message}`,
+    );
   }
 
   return {

@@ -144,7 +144,8 @@ class Lane {
       if (this.refId >= 0) {
         position = cursor.position;
         if (position >= this.end) return 0;
-        if (cursor.referenceEnd() <= this.start) continue;
+        // A record starting in the window overlaps it (it covers at least one base): no CIGAR walk.
+        if (position < this.start && cursor.referenceEnd() <= this.start) continue;
       }
       if (this.groups) {
         const group = this.context.writer.groupOf(cursor.bytes, cursor.at, cursor.end);
@@ -242,11 +243,14 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     return setRows.get(JSON.stringify([datasetName, name]), () => getReadGroupSetRow(registry, datasetName, name));
   }
 
-  /** A failure to read a set's file is the server's (503), named by set; the cause goes to the log. */
+  /** A failure to read a set's file is the server's (503), named by set; the cause is for the log. */
   function unreadable(row: ReadGroupSetRow, error: unknown): GAException {
     if (error instanceof GAException) return error;
-    console.error(`reading read group set '${row.name}':`, (error as Error).message);
-    return new GAException('unavailable', `the alignment file of read group set '${row.name}' cannot be read right now`);
+    return GAException.serverFault(
+      'unavailable',
+      `the alignment file of read group set '${row.name}' cannot be read right now`,
+      `reading read group set '${row.name}': ${(error as Error).message}`,
+    );
   }
 
   return {

@@ -30,11 +30,11 @@ export class SequenceFiles {
     } catch (e) {
       // Forget the file and its parsed index: a file that reappears, or is replaced, is read afresh.
       this.open.delete(set.fasta_path);
-      console.error(`reading ${set.fasta_path}:`, (e as Error).message);
+      const detail = `reading ${set.fasta_path}: ${(e as Error).message}`;
       if (e instanceof FastaLayoutError) {
-        throw new GAException('unavailable', `the sequence file of reference set '${set.name}' does not hold '${name}' as registered`);
+        throw GAException.serverFault('unavailable', `the sequence file of reference set '${set.name}' does not hold '${name}' as registered`, detail);
       }
-      throw new GAException('unavailable', `the sequence file of reference set '${set.name}' cannot be read right now`);
+      throw GAException.serverFault('unavailable', `the sequence file of reference set '${set.name}' cannot be read right now`, detail);
     }
   }
 }

@@ -211,11 +211,11 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
   const variantsOf = (context: VariantSetContext, referenceName: string, start: number, end: number, after?: VariantPosition, point?: ResumePoint) =>
     recordsInOrder(files, context.files, context.row.created_at, referenceName, start, end, after, point);
 
-  /** A failure to read a set's files is the server's (503), named by set; the cause goes to the log. */
+  /** A failure to read a set's files is the server's (503), named by set; the cause is for the log. */
   function unreadable(context: VariantSetContext, error: unknown): GAException {
     if (error instanceof GAException) return error;
-    console.error(`reading variant set '${context.row.name}':`, (error as Error).message);
-    return new GAException('unavailable', `the VCF files of variant set '${context.row.name}' cannot be read right now`);
+    const name = context.row.name;
+    return GAException.serverFault('unavailable', `the VCF files of variant set '${name}' cannot be read right now`, `reading variant set '${name}': ${(error as Error).message}`);
   }
 
   /** The sample columns a callSetIds list asks for, in call-set order; 404 for an id of another set. */
