@@ -29,5 +29,8 @@ declare module 'autocannon' {
     statusCodeStats: Record<string, { count: number }>;
   }
   function autocannon(options: Options): Promise<Result>;
+  namespace autocannon {
+    export type { Options, Result };
+  }
   export default autocannon;
 }

@@ -4,13 +4,13 @@
  * wrote), so a fast wrong answer cannot pass for a figure.
  */
 import { spawn } from 'node:child_process';
-
-import autocannon from 'autocannon';
+import path from 'node:path';
+import type autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { basesIn, type Client, tokenIn } from './client.js';
 import type { DataManifest } from './data.js';
 import type { BenchOptions } from './options.js';
-import { cpuSecondsOf, type RunningServer, startBareServer } from './processes.js';
+import { cpuSecondsOf, ROOT, startBareServer } from './processes.js';
 import { type Figure, judge } from './report.js';
 
 export interface Ids {
@@ -23,7 +23,8 @@ export interface Ids {
 
 export interface Context {
   client: Client;
-  server: RunningServer;
+  /** The server the part measures (run.ts starts and stops it). */
+  server: { url: URL; pid: number };
   data: DataManifest;
   options: BenchOptions;
   ids: Ids;
@@ -156,9 +157,23 @@ interface Load {
   body?: unknown;
 }
 
+/** One autocannon run in bench/cannon.ts, a process of its own (why: that file's comment). */
+function autocannonRun(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'cannon.ts'), JSON.stringify(options)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as autocannon.Result) : reject(new Error(`bench/cannon.ts exited (${code})`))));
+  });
+}
+
 async function cannon(base: URL, load: Load, duration: number, pid: number) {
   const cpu = cpuSecondsOf(pid);
-  const result = await autocannon({
+  const result = await autocannonRun({
     url: new URL(load.path, base).toString(),
     method: load.method,
     body: load.body === undefined ? undefined : JSON.stringify(load.body),

@@ -8,18 +8,18 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { Client } from './client.js';
-import { featureLoadFigure, measureContinuous, measureFeaturePages, timeCli } from './annotations.js';
+import { featureLoadFigure, timeCli } from './annotations.js';
 import { ensureBigWig } from './bigwig-data.js';
 import { ensureData, run } from './data.js';
 import { ensureFeatureData } from './features-data.js';
 import { parseOptions, UsageError } from './options.js';
-import { measureVariants } from './p1.js';
-import { type Context, discoverIds, measureBases, measureExpression, measureSmallRequests } from './parts.js';
+import type { PartInput } from './part.js';
+import { discoverIds } from './parts.js';
 import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
 import { formatSummary, summarizeFile } from './profile-top.js';
-import { ensureReadsData, measureReads } from './reads.js';
-import { measureResponsiveness } from './responsiveness.js';
+import { ensureReadsData } from './reads.js';
 import { type Figure, formatTable, type Part } from './report.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -63,6 +63,21 @@ function threadProfiles(dir: string): string[] {
   const busy = new Map(files.map((f) => [f, (({ totalMs, idleMs }) => totalMs - idleMs)(summarizeFile(f, 1))]));
   const most = Math.max(0, ...busy.values());
   return files.filter((f) => busy.get(f)! >= most * 0.05).sort((a, b) => busy.get(b)! - busy.get(a)!);
+}
+
+/** Runs one part in bench/part.ts, a process of its own, and returns its figures. */
+function runPart(input: PartInput): Promise<Figure[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'part.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`the ${input.part} part failed (exit ${code}); its message is above`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Figure[]);
+    });
+    child.stdin.end(JSON.stringify(input));
+  });
 }
 
 async function main(): Promise<void> {
@@ -132,47 +147,42 @@ async function main(): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
     return startGa4ghServer({ ...serve, profileDir: dir });
   };
-  const groups: Array<{ part: string; when: boolean; run: (ctx: Context) => Promise<Figure[]> }> = [
-    { part: 'P1', when: wants('P1') || wants('P5'), run: (ctx) => measureVariants(ctx, wants('P1'), wants('P5')) },
-    { part: 'P2', when: wants('P2'), run: measureBases },
-    { part: 'P3', when: wants('P3'), run: measureSmallRequests },
-    { part: 'P4', when: wants('P4'), run: measureExpression },
-    { part: 'P6', when: wants('P6'), run: measureResponsiveness },
-    { part: 'READS', when: reads !== undefined, run: (ctx) => measureReads(ctx, reads!) },
-    {
-      part: 'F2',
-      when: wants('F2'),
-      run: async (ctx) => {
-        const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
-        const sets = (await ctx.client.json('POST', '/featuresets/search', { datasetId })).featureSets;
-        const featureSetId = sets.find((s: any) => s.name === 'annotation').id;
-        return measureFeaturePages(ctx.client, ctx.server, registry, featureData!, { datasetId, featureSetId }, options.repetitions, ctx.logDir);
-      },
-    },
-    {
-      part: 'C1',
-      when: wants('C1'),
-      run: async (ctx) => {
-        const datasetId = (await ctx.client.json('POST', '/datasets/search', {})).datasets.find((d: any) => d.name === 'bench').id;
-        const sets = (await ctx.client.json('POST', '/continuoussets/search', { datasetId })).continuousSets;
-        return measureContinuous(ctx.client, bigwig!, sets.find((s: any) => s.name === 'signal').id, options.repetitions);
-      },
-    },
+  // The parts in order, each measured in a process of its own (bench/part.ts says why).
+  const parts: Array<{ part: Part; when: boolean }> = [
+    { part: 'P1', when: wants('P1') || wants('P5') },
+    { part: 'P2', when: wants('P2') },
+    { part: 'P3', when: wants('P3') },
+    { part: 'P4', when: wants('P4') },
+    { part: 'P6', when: wants('P6') },
+    { part: 'READS', when: reads !== undefined },
+    { part: 'F2', when: wants('F2') },
+    { part: 'C1', when: wants('C1') },
   ];
   const profiles: string[] = [];
   try {
-    for (const group of groups.filter((g) => g.when)) {
-      const server = await serverFor(group.part);
+    for (const { part } of parts.filter((p) => p.when)) {
+      const server = await serverFor(part);
       const client = new Client(server.url);
       try {
         const ids = await discoverIds(client, needVariants, needRna);
-        const ctx: Context = { client, server, data, options, ids, registryFile: registry, logDir: resultsDir, log };
-        figures.push(...(await group.run(ctx)));
+        const input: PartInput = {
+          part,
+          argv: process.argv.slice(2),
+          server: { url: server.url.toString(), pid: server.pid },
+          data,
+          ids,
+          registryFile: registry,
+          logDir: resultsDir,
+          reads,
+          featureData,
+          bigwig,
+        };
+        figures.push(...(await runPart(input)));
       } finally {
         client.close();
         if (options.profile) {
           await server.stop();
-          profiles.push(...threadProfiles(path.join(profileDir, group.part)));
+          profiles.push(...threadProfiles(path.join(profileDir, part)));
         }
       }
     }
