@@ -1,14 +1,14 @@
 /**
  * `npm run bench`: generates deterministic data, loads it through the CLI, starts `ga4gh serve` in
  * its own process and measures P1–P6 of issues 6, 11 and 17, the reads part of issue 12 and the
- * sequence-annotation parts of issue 13, each beside a baseline, then prints one table and writes the
- * same as JSON. Options: bench/options.ts (`npm run bench -- --help`).
+ * sequence-annotation parts of issue 13, each beside a baseline and each in a process of its own
+ * (bench/part.ts), then prints one table and writes the same as JSON. Options: bench/options.ts
+ * (`npm run bench -- --help`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { Client } from './client.js';
 import { featureLoadFigure, timeCli } from './annotations.js';
 import { ensureBigWig } from './bigwig-data.js';

@@ -245,8 +245,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       if (err instanceof GAException) {
         error = err;
         if (err.logDetail !== undefined) console.error(`${req.method} ${req.url} answered ${err.status}: ${err.logDetail}`);
-      }
-      else if (err instanceof TemporarilyUnavailable) error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
+      } else if (err instanceof TemporarilyUnavailable) error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
       else {
         console.error(`internal error on ${req.method} ${req.url}:`, err);
         error = new GAException('internal', 'internal server error; the fault is logged');
