@@ -34,7 +34,7 @@ interface Pass {
   bytes: number;
   /** Bytes that came over the wire. */
   wireBytes: number;
-  /** CPU the bench process spent over the pass, as a share of its wall time. */
+  /** CPU the client's process (this part's) spent over the pass, as a share of its wall time. */
   clientCpuShare: number;
   /** CPU seconds the measured server used over the pass, all its threads. */
   serverCpuSeconds: number;
