@@ -475,7 +475,8 @@ else describe('the web page in Chromium', () => {
     // One read group only.
     for (const name of samReadGroups.slice(1)) await page.uncheck(`input[aria-label="Include ${name}"]`);
     await page.click('button:has-text("Search reads")');
-    await page.waitForSelector('caption:has-text("(page 1,")');
+    // The alignments' own caption: the read group sets' table says "(page 1," too, from the start.
+    await page.waitForSelector(`caption:has-text("Alignments in ref_brca1:${from}-${to} (page 1,")`);
     const own = overlapping.filter((r) => r.some((field) => field === `RG:Z:${samReadGroups[0]}`));
     assert.deepEqual(columns(await rowsOf('Alignments in', 9)), sam(own.slice(0, 20)));
     assert.ok((await rowsOf('Alignments in', 2)).every((r) => r[1] === samReadGroups[0]));
