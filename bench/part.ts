@@ -52,7 +52,7 @@ const wants = (p: Part) => options.parts.has(p);
 const datasetId = async () => (await client.json('POST', '/datasets/search', {})).datasets.find((d: { name: string }) => d.name === 'bench').id as string;
 
 /** Each part's module is imported only in its own process. */
-const parts: Record<string, () => Promise<Figure[]>> = {
+const parts: Partial<Record<Part, () => Promise<Figure[]>>> = {
   P1: async () => (await import('./p1.js')).measureVariants(ctx, wants('P1'), wants('P5')),
   P2: async () => (await import('./parts.js')).measureBases(ctx),
   P3: async () => (await import('./parts.js')).measureSmallRequests(ctx),
@@ -75,7 +75,9 @@ const parts: Record<string, () => Promise<Figure[]>> = {
 };
 
 try {
-  const figures = await parts[input.part]();
+  const run = parts[input.part];
+  if (!run) throw new Error(`bench/part.ts measures no part named ${input.part}`);
+  const figures = await run();
   process.stdout.write(JSON.stringify(figures) + '\n');
 } finally {
   client.close();
