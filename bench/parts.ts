@@ -4,13 +4,12 @@
  * wrote), so a fast wrong answer cannot pass for a figure.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import type autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { basesIn, type Client, tokenIn } from './client.js';
 import type { DataManifest } from './data.js';
 import type { BenchOptions } from './options.js';
-import { cpuSecondsOf, ROOT, startBareServer } from './processes.js';
+import { cpuSecondsOf, runBenchScript, startBareServer } from './processes.js';
 import { type Figure, judge } from './report.js';
 
 export interface Ids {
@@ -157,30 +156,18 @@ interface Load {
   body?: unknown;
 }
 
-/** One autocannon run in bench/cannon.ts, a process of its own (why: that file's comment). */
-function autocannonRun(options: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'cannon.ts'), JSON.stringify(options)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as autocannon.Result) : reject(new Error(`bench/cannon.ts exited (${code})`))));
-  });
-}
-
 async function cannon(base: URL, load: Load, duration: number, pid: number) {
   const cpu = cpuSecondsOf(pid);
-  const result = await autocannonRun({
+  const options: autocannon.Options = {
     url: new URL(load.path, base).toString(),
     method: load.method,
     body: load.body === undefined ? undefined : JSON.stringify(load.body),
     headers: load.body === undefined ? {} : { 'content-type': 'application/json' },
     connections: 64,
     duration,
-  });
+  };
+  // In a process of its own: bench/cannon.ts says why.
+  const result = await runBenchScript<autocannon.Result>('cannon.ts', [JSON.stringify(options)]);
   if (result.errors || result.non2xx || !result.requests.total) {
     throw new Error(`${load.name}: ${result.requests.total} requests, ${result.errors} errors, ${result.non2xx} not 2xx (${JSON.stringify(result.statusCodeStats)})`);
   }

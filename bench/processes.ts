@@ -88,6 +88,24 @@ export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
   );
 }
 
+/**
+ * Runs bench/SCRIPT in a Node process of its own (its standard error passed through), with `input` on
+ * its standard input, and returns the JSON of the last line it writes to standard output.
+ */
+export function runBenchScript<T>(script: string, args: string[], input = ''): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', script), ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`bench/${script} exited (${code}); its message is above`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)!) as T);
+    });
+    child.stdin!.end(input);
+  });
+}
+
 /** The platform's ceiling for P3: bench/bare-server.ts in its own process. */
 export function startBareServer(logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);

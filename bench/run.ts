@@ -5,7 +5,7 @@
  * (bench/part.ts), then prints one table and writes the same as JSON. Options: bench/options.ts
  * (`npm run bench -- --help`).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { ensureFeatureData } from './features-data.js';
 import { parseOptions, UsageError } from './options.js';
 import type { PartInput } from './part.js';
 import { discoverIds } from './parts.js';
-import { ROOT, type RunningServer, startGa4ghServer } from './processes.js';
+import { ROOT, runBenchScript, type RunningServer, startGa4ghServer } from './processes.js';
 import { formatSummary, summarizeFile } from './profile-top.js';
 import { ensureReadsData } from './reads.js';
 import { type Figure, formatTable, type Part } from './report.js';
@@ -63,21 +63,6 @@ function threadProfiles(dir: string): string[] {
   const busy = new Map(files.map((f) => [f, (({ totalMs, idleMs }) => totalMs - idleMs)(summarizeFile(f, 1))]));
   const most = Math.max(0, ...busy.values());
   return files.filter((f) => busy.get(f)! >= most * 0.05).sort((a, b) => busy.get(b)! - busy.get(a)!);
-}
-
-/** Runs one part in bench/part.ts, a process of its own, and returns its figures. */
-function runPart(input: PartInput): Promise<Figure[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'part.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`the ${input.part} part failed (exit ${code}); its message is above`));
-      resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Figure[]);
-    });
-    child.stdin.end(JSON.stringify(input));
-  });
 }
 
 async function main(): Promise<void> {
@@ -177,7 +162,7 @@ async function main(): Promise<void> {
           featureData,
           bigwig,
         };
-        figures.push(...(await runPart(input)));
+        figures.push(...(await runBenchScript<Figure[]>('part.ts', [], JSON.stringify(input))));
       } finally {
         client.close();
         if (options.profile) {

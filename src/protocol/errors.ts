@@ -63,6 +63,16 @@ export class GAException extends Error {
     return error;
   }
 
+  /**
+   * The data files of a registered resource could not be read: the server's fault (503), the reply
+   * naming the resource (`the VCF files of variant set 'x' cannot be read right now`), the cause for
+   * the log. A GAException met while reading passes as it is.
+   */
+  static unreadable(files: string, resource: string, error: unknown): GAException {
+    if (error instanceof GAException) return error;
+    return GAException.serverFault('unavailable', `${files} of ${resource} cannot be read right now`, `reading ${resource}: ${(error as Error).message}`);
+  }
+
   /** The same error with extra top-level fields in its reply. */
   with(extra: Record<string, boolean | string | number>): GAException {
     const error = new GAException(this.kind, this.message, { ...this.extra, ...extra });

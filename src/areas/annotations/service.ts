@@ -6,7 +6,7 @@
 import type { AttributesRecord } from '../../protocol/common.js';
 import { GAException, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
-import { encodePageToken, isNonNegativeInteger, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
+import { encodePageToken, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type JsonStream, type SearchPage } from '../../protocol/reply.js';
 import { writeMessage } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -15,7 +15,7 @@ import type { Ontology } from '../ontologies/ontology.js';
 import { OntologyCache } from '../ontologies/cache.js';
 import { searchWindow, variantSetId } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
-import { recordsInOrder, VcfFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
+import { isRecordPosition, recordsInOrder, VcfFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
 import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';
 import type { AnnotationLayout } from './layout.js';
 import {
@@ -58,9 +58,6 @@ interface AnnotationContext {
   reader: AnnotationReader;
 }
 
-/** A place in the results: [file ordinal, 0-based start, records at that start already passed]. */
-type Position = RecordPosition;
-const isPosition = (p: unknown): p is Position => Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
 
 const CONTEXT_CACHE_SIZE = 32;
 
@@ -157,8 +154,8 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
     start: number,
     end: number,
     filter: EffectFilter | undefined,
-    after?: Position,
-  ): AsyncGenerator<{ record: VariantAnnotationRecord; position: Position }> {
+    after?: RecordPosition,
+  ): AsyncGenerator<{ record: VariantAnnotationRecord; position: RecordPosition }> {
     // The variant set's records in the order variant searches give them; a record without a matching
     // annotation still counts at its position, so positions are those of the variants.
     for await (const { record: raw, position } of recordsInOrder(files, context.files, context.variantSet.created_at, referenceName, start, end, after)) {
@@ -167,15 +164,9 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
     }
   }
 
-  function unreadable(context: AnnotationContext, error: unknown): GAException {
-    if (error instanceof GAException) return error;
-    const name = context.row.name;
-    return GAException.serverFault(
-      'unavailable',
-      `the VCF files of variant annotation set '${name}' cannot be read right now`,
-      `reading variant annotation set '${name}': ${(error as Error).message}`,
-    );
-  }
+  /** A failure to read a set's files is the server's (503), named by set; the cause is for the log. */
+  const unreadable = (context: AnnotationContext, error: unknown) =>
+    GAException.unreadable('the VCF files', `variant annotation set '${context.row.name}'`, error);
 
   return {
     async searchSets(request: { variantSetId: string } & PageQuery): Promise<SearchPage<VariantAnnotationSetRecord>> {
@@ -202,7 +193,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
 
     /** Checks the request and reads the first match (every 4xx and 503 happens here), then streams the page. */
     async searchAnnotations(request: SearchVariantAnnotationsQuery): Promise<JsonStream> {
-      const { pageSize, fingerprint, after } = keysetCursor('variantannotations', request, limits, isPosition);
+      const { pageSize, fingerprint, after } = keysetCursor('variantannotations', request, limits, isRecordPosition);
       const { start, end } = searchWindow(request);
       const context = await contextOfId(request.variantAnnotationSetId);
       const referenceName = referenceNameOf(context, request);
@@ -218,7 +209,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
           let out = '{' + response.listKey[form] + ':[';
           let written = 0;
           let bytes = 0;
-          let last: Position | undefined;
+          let last: RecordPosition | undefined;
           let more = false;
           try {
             if (annotations && first) {

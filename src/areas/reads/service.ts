@@ -244,14 +244,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
   }
 
   /** A failure to read a set's file is the server's (503), named by set; the cause is for the log. */
-  function unreadable(row: ReadGroupSetRow, error: unknown): GAException {
-    if (error instanceof GAException) return error;
-    return GAException.serverFault(
-      'unavailable',
-      `the alignment file of read group set '${row.name}' cannot be read right now`,
-      `reading read group set '${row.name}': ${(error as Error).message}`,
-    );
-  }
+  const unreadable = (row: ReadGroupSetRow, error: unknown) => GAException.unreadable('the alignment file', `read group set '${row.name}'`, error);
 
   return {
     async searchReadGroupSets(request: { datasetId: string; name?: string; biosampleId?: string } & PageQuery): Promise<SearchPage<ReadGroupSetRecord>> {

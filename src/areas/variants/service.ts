@@ -40,7 +40,7 @@ import {
 } from './store.js';
 import { alleleDigest, ByteChunks, VariantWriter } from './variant-writer.js';
 import { fieldTypesOf, type MetadataEntry } from './vcf-header.js';
-import { recordsInOrder, VcfFileCache, type RawRecord, type RecordPlace, type RecordPosition, type SetFile } from './vcf-files.js';
+import { isRecordPosition, recordsInOrder, VcfFileCache, type RawRecord, type RecordPlace, type RecordPosition, type SetFile } from './vcf-files.js';
 
 export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
 export const callSetId = (datasetName: string, setName: string, sample: string) => encodeId([datasetName, 'vs', setName, sample]);
@@ -83,14 +83,6 @@ interface VariantSetContext {
   sampleOrdinal: Map<string, number>;
   writer: VariantWriter;
 }
-
-/** A place in the results: [file ordinal, 0-based start, records at that start already returned]. */
-type VariantPosition = RecordPosition;
-const isVariantPosition = (p: unknown): p is VariantPosition =>
-  Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
-
-/** The record that follows a page: its place in the file, its start and its count at that start. */
-type ResumePoint = RecordPlace;
 
 const CONTEXT_CACHE_SIZE = 32;
 const RESUME_POINTS = 4096;
@@ -194,12 +186,12 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
    * index only knows 16 kb windows, which in a 2,504-sample cohort hold ~5 MB of text to inflate and
    * skip before the next page could begin (~15% of the server's time for paged reads).
    */
-  const resumePoints = new Map<string, ResumePoint>();
+  const resumePoints = new Map<string, RecordPlace>();
   // The query's fingerprint is part of the key: which record follows depends on the window too.
-  const resumeKey = (context: VariantSetContext, fingerprint: string, position: VariantPosition) =>
+  const resumeKey = (context: VariantSetContext, fingerprint: string, position: RecordPosition) =>
     `${context.row.created_at}\0${fingerprint}\0${position.join(',')}`;
 
-  function rememberResumePoint(key: string, point: ResumePoint): void {
+  function rememberResumePoint(key: string, point: RecordPlace): void {
     resumePoints.set(key, point);
     if (resumePoints.size > RESUME_POINTS) resumePoints.delete(resumePoints.keys().next().value!);
   }
@@ -208,15 +200,11 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
    * The variants of a reference in result order, each with its position, after `after` when given
    * (reading from `point` when known: the record that follows `after`).
    */
-  const variantsOf = (context: VariantSetContext, referenceName: string, start: number, end: number, after?: VariantPosition, point?: ResumePoint) =>
+  const variantsOf = (context: VariantSetContext, referenceName: string, start: number, end: number, after?: RecordPosition, point?: RecordPlace) =>
     recordsInOrder(files, context.files, context.row.created_at, referenceName, start, end, after, point);
 
   /** A failure to read a set's files is the server's (503), named by set; the cause is for the log. */
-  function unreadable(context: VariantSetContext, error: unknown): GAException {
-    if (error instanceof GAException) return error;
-    const name = context.row.name;
-    return GAException.serverFault('unavailable', `the VCF files of variant set '${name}' cannot be read right now`, `reading variant set '${name}': ${(error as Error).message}`);
-  }
+  const unreadable = (context: VariantSetContext, error: unknown) => GAException.unreadable('the VCF files', `variant set '${context.row.name}'`, error);
 
   /** The sample columns a callSetIds list asks for, in call-set order; 404 for an id of another set. */
   function samplesOf(context: VariantSetContext, ids: string[] | undefined): number[] | 'all' {
@@ -294,7 +282,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
      * written), then returns the page as a stream.
      */
     async searchVariants(request: SearchVariantsQuery): Promise<JsonStream> {
-      const { pageSize, fingerprint, after } = keysetCursor('variants', request, limits, isVariantPosition);
+      const { pageSize, fingerprint, after } = keysetCursor('variants', request, limits, isRecordPosition);
       const { start, end } = searchWindow(request);
       const context = await contextOfId(request.variantSetId);
       const samples = samplesOf(context, request.callSetIds);
@@ -315,7 +303,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           out.text('{' + response.listKey[form] + ':[');
           let written = 0;
           let bytes = 0;
-          let last: VariantPosition | undefined;
+          let last: RecordPosition | undefined;
           let more = false;
           try {
             for (let next = first; !next.done; next = await variants.next()) {

@@ -6,6 +6,7 @@
 import { CSI, TBI } from '@gmod/tabix';
 import type { GenericFilehandle } from 'generic-filehandle2';
 import { openFile } from '../../files.js';
+import { isNonNegativeInteger } from '../../protocol/paging.js';
 import { readLinesFrom, type VirtualOffset } from './bgzf.js';
 
 type IndexReader = TBI | CSI;
@@ -171,6 +172,8 @@ export type SetFile = VcfFileRef & { ordinal: number; contigs: Set<string> };
 
 /** A place in the results over a set's files: [file ordinal, 0-based start, records at that start so far]. */
 export type RecordPosition = [number, number, number];
+export const isRecordPosition = (p: unknown): p is RecordPosition =>
+  Array.isArray(p) && p.length === 3 && p.every(isNonNegativeInteger) && (p[2] as number) >= 1;
 
 /** Where a record seen before lies: its offset in the file, its start and its count at that start. */
 export interface RecordPlace {
