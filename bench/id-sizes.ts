@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { defaultCompression } from '../src/http/compression.js';
+import { brotliParams, defaultCompression } from '../src/http/compression.js';
 import { ROOT } from './processes.js';
 
 const file = process.argv[2] ?? path.join(ROOT, 'bench', 'results', 'p1-page.json');
@@ -38,7 +38,7 @@ for (const [name, encode] of schemes) {
     plain: bytes.length,
     gzip: zlib.gzipSync(bytes, { level: settings.gzipLevel }).length,
     br: zlib.brotliCompressSync(bytes, {
-      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT },
+      params: brotliParams(settings),
     }).length,
   };
   if (!rows.length) current = sizes;

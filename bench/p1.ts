@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { defaultCompression } from '../src/http/compression.js';
+import { brotliParams, defaultCompression } from '../src/http/compression.js';
 import { Client, variantPage } from './client.js';
 import { type Context, medianSeconds } from './parts.js';
 import { cpuSecondsOf, memoryOf, startReplayServer, trackPeakMemory } from './processes.js';
@@ -163,7 +163,7 @@ export function writeRecording(dir: string, recorded: Array<{ body: Buffer }>): 
     fs.writeFileSync(file + '.gz', zlib.gzipSync(page.body, { level: settings.gzipLevel }));
     fs.writeFileSync(
       file + '.br',
-      zlib.brotliCompressSync(page.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } }),
+      zlib.brotliCompressSync(page.body, { params: brotliParams(settings) }),
     );
   });
 }

@@ -21,7 +21,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { defaultCompression } from '../src/http/compression.js';
+import { brotliParams, defaultCompression } from '../src/http/compression.js';
 import { serveOnLoopback } from './loopback.js';
 
 const dir = process.argv[2];
@@ -52,7 +52,7 @@ async function compressInto(res: http.ServerResponse, body: Buffer, coding: 'gzi
       ? zlib.createGzip({ ...stream, level: settings.gzipLevel })
       : zlib.createBrotliCompress({
           ...stream,
-          params: { [zlib.constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT },
+          params: brotliParams(settings),
         });
   zip.pipe(res);
   for (let at = 0; at < body.length; at += PIECE) {

@@ -131,7 +131,8 @@ const OUTPUT_CHUNK = 64 * 1024;
  */
 const INPUT_QUEUE = 2 * 1024 * 1024;
 
-function brotliParams(settings: CompressionSettings, sizeHint?: number) {
+/** The brotli parameters of these settings (the bench's replay compresses with the same). */
+export function brotliParams(settings: CompressionSettings, sizeHint?: number): Record<number, number> {
   const params: Record<number, number> = {
     [zlib.constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality,
     [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
