@@ -21,6 +21,7 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { pageOperations as variantOperations } from '../src/areas/variants/page-operations.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
+import { PAUSE_BYTES } from '../src/protocol/reply.js';
 import type { NamingForm } from '../src/protocol/schema.js';
 import type { Registry } from '../src/registry/registry.js';
 import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';
@@ -224,6 +225,37 @@ describe('pages built ahead', () => {
     assert.equal(second.error?.kind, 'unavailable');
     assert.match(second.error!.message, /variant set 'damaged'/);
     assert.deepEqual(strays, []);
+  });
+});
+
+describe('a variant page, held until it is complete', () => {
+  it('pauses its sink after each megabyte it builds, before writing a byte, and writes the same bytes', async () => {
+    const settings: WorkerSettings = {
+      registryLocation: location,
+      paging: { ...defaultPagingLimits, maxPageSize: 5000 },
+      registryCacheMs: 60_000,
+      readAhead: { maxBytes: 0, holdMs: 0 },
+      modules: [],
+    };
+    const { searchVariants } = variantOperations(registry, settings);
+    const events: string[] = [];
+    const paused: Buffer[] = [];
+    await (await searchVariants.start(variantsRequest('brca', 5000))).write(
+      {
+        write: (chunk) => void (events.push('write'), paused.push(Buffer.from(chunk))),
+        pause: () => void events.push('pause'),
+      },
+      'camel',
+    );
+    const plain: Buffer[] = [];
+    await (await searchVariants.start(variantsRequest('brca', 5000))).write({ write: (chunk) => void plain.push(Buffer.from(chunk)) }, 'camel');
+    const page = Buffer.concat(plain);
+    assert.equal(JSON.parse(page.toString('utf8')).variants.length, VARIANTS, 'every variant of the file in one page');
+    assert.ok(Buffer.concat(paused).equals(page), 'the same bytes with and without pauses');
+    const pauses = events.filter((e) => e === 'pause').length;
+    assert.ok(page.length > PAUSE_BYTES, `a page of ${page.length} bytes`);
+    assert.ok(pauses >= 1 && pauses <= Math.ceil(page.length / PAUSE_BYTES), `${pauses} pauses for ${page.length} bytes`);
+    assert.equal(events.indexOf('write'), pauses, 'every pause comes before the first byte is written');
   });
 });
 

@@ -171,6 +171,37 @@ describe('slices', () => {
     assert.ok(!twoInOneTurn(later), `two slices in one turn: ${order.join(' ')}`);
   });
 
+  it('let other work run at the pauses of a page held until complete, once its slice has run out', async () => {
+    /** A page that builds three stretches (pausing after each) and then writes, beside a ticker of other work. */
+    const run = async (sliceMs: number) => {
+      const order: string[] = [];
+      const sink = yieldingSink({ write: () => void order.push('write') }, sliceMs, new SliceQueue());
+      let turns = 0;
+      const ticker = new Promise<void>((resolve) => {
+        const tick = () => {
+          order.push('other');
+          if (++turns < 4) setImmediate(tick);
+          else resolve();
+        };
+        setImmediate(tick);
+      });
+      const page = (async () => {
+        for (let i = 0; i < 3; i++) {
+          order.push('built');
+          await sink.pause!();
+        }
+        await sink.write('x');
+      })();
+      await Promise.all([page, ticker]);
+      return order;
+    };
+    const yielding = await run(0);
+    assert.equal(yielding[0], 'built');
+    assert.ok(yielding.indexOf('other') < yielding.lastIndexOf('built'), `no other work between the stretches: ${yielding.join(' ')}`);
+    // Within its slice, a page goes on building without waiting.
+    assert.deepEqual((await run(60_000)).slice(0, 4), ['built', 'built', 'built', 'write']);
+  });
+
   it('write each large piece in a turn of its own, however little time has passed', async () => {
     const order = await interleave('x'.repeat(LARGE_PIECE), 60_000);
     assert.ok(!twoInOneTurn(order), `two large pieces in one turn: ${order.join(' ')}`);

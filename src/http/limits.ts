@@ -245,5 +245,7 @@ export function yieldingSink(sink: JsonSink, sliceMs: number, queue: SliceQueue)
         return afterWrite(sink.write(chunk));
       });
     },
+    // A page held until complete takes its turns here, so no slice runs past sliceMs by much.
+    pause: () => afterWrite(sink.pause?.()),
   };
 }

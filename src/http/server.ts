@@ -117,6 +117,7 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
       if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
       return sink.write(chunk);
     },
+    pause: () => sink.pause?.(),
   };
 }
 

@@ -9,7 +9,17 @@ import { message, snakeName, t, writeMessage, type MessageDesc, type NamingForm 
 export interface JsonSink {
   /** Writes JSON text (or its UTF-8 bytes); resolves when the sink can take more (backpressure). */
   write(chunk: string | Uint8Array): void | Promise<void>;
+  /**
+   * Called by a writer that holds its page until it is complete (it writes nothing meanwhile) after
+   * each ~1 MB it builds: a sink whose thread has other work (requests waiting, other connections)
+   * lets that work run here. It never throws (the writer's errors are the file's); a sink whose
+   * reader went away says so at the next write. Absent: nothing else waits.
+   */
+  pause?(): void | Promise<void>;
 }
+
+/** How much a writer that holds its page builds between two calls of its sink's `pause`. */
+export const PAUSE_BYTES = 1 << 20;
 
 /** JSON text written in pieces, for replies too large to build in memory. */
 export interface JsonStream {

@@ -43,6 +43,9 @@ const PAGES_AHEAD = 2;
 /** Bytes of a page's end kept to read its nextPageToken from (a token is at most 4,096 characters). */
 const TAIL_BYTES = 8192;
 
+/** Resolves after the messages that came meanwhile are handled (a request waits no longer than ~1 MB of building). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The error as the main thread will rethrow it: the protocol's kinds (a damaged file: 503) keep their kind. */
 function describeError(e: unknown, id: number): FromWorker & { type: 'error' } {
   if (e instanceof GAException) return { type: 'error', id, kind: e.kind, message: e.message, retryAfterSeconds: e.retryAfterSeconds, logDetail: e.logDetail };
@@ -296,6 +299,8 @@ export class PageBuilder {
         return new Promise<void>((resolve, reject) => (request.waiting = { resolve, reject }));
       },
       write: (chunk: string | Uint8Array) => sender.send(ownCopy(chunk)),
+      /** Other requests (and pages built ahead) get their turn while a held page is built. */
+      pause: nextTurn,
       /** The same sink, leaving out the first `skip` bytes written to it. */
       skipping(skip: number): JsonSink {
         let left = skip;
@@ -369,7 +374,7 @@ export class PageBuilder {
         const stream = await operation.start(arg);
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
-        await stream.write({ write: (chunk) => this.keepAhead(page, chunk) }, message.form);
+        await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
         page.settle('done');
         this.extend(message, page.tail.token(), page.depth + 1);
       } catch {
@@ -400,7 +405,7 @@ export class PageBuilder {
     }
     page.push(own);
     // Requests (and their acks) are handled between any two chunks of a page built ahead.
-    return new Promise((resolve) => setImmediate(resolve));
+    return nextTurn();
   }
 
   /** Drops a page from the store and stops its build. */

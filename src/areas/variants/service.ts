@@ -15,7 +15,7 @@ import {
   type PagingLimits,
 } from '../../protocol/paging.js';
 import { attributesOf } from '../../protocol/common.js';
-import { keysetPage, type JsonStream, type SearchPage } from '../../protocol/reply.js';
+import { keysetPage, PAUSE_BYTES, type JsonStream, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
@@ -305,6 +305,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           let bytes = 0;
           let last: RecordPosition | undefined;
           let more = false;
+          let pauseAt = PAUSE_BYTES;
           try {
             for (let next = first; !next.done; next = await variants.next()) {
               const { record, position } = next.value;
@@ -322,6 +323,10 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
               bytes += out.total - before;
               written++;
               last = position;
+              if (out.total >= pauseAt && sink.pause) {
+                pauseAt = out.total + PAUSE_BYTES;
+                await sink.pause();
+              }
             }
           } catch (e) {
             throw unreadable(context, e);
