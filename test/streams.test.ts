@@ -134,9 +134,21 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
 });
 
 describe('slices', () => {
+  /** Other work, one piece per turn of the event loop for `turns` turns, as other connections' would be. */
+  function otherWork(order: string[], turns: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const tick = () => {
+        order.push('other');
+        if (--turns > 0) setImmediate(tick);
+        else resolve();
+      };
+      setImmediate(tick);
+    });
+  }
+
   /**
-   * Runs two streams of three writes each through yieldingSink beside a ticker that queues other
-   * work one turn at a time, as other connections' would be; returns the order of writes and turns.
+   * Runs two streams of three writes each through yieldingSink beside other work; returns the order
+   * of writes and turns.
    */
   async function interleave(piece: string, sliceMs: number): Promise<string[]> {
     const queue = new SliceQueue();
@@ -146,16 +158,7 @@ describe('slices', () => {
       const sink = yieldingSink({ write: () => void order.push(name) }, sliceMs, queue);
       for (let i = 0; i < 3; i++) await sink.write(piece);
     };
-    let turns = 0;
-    const ticker = new Promise<void>((resolve) => {
-      const tick = () => {
-        order.push('other');
-        if (++turns < 8) setImmediate(tick);
-        else resolve();
-      };
-      setImmediate(tick);
-    });
-    await Promise.all([stream('a'), stream('b'), ticker]);
+    await Promise.all([stream('a'), stream('b'), otherWork(order, 8)]);
     assert.deepEqual(order.filter((o) => o !== 'other').sort(), ['a', 'a', 'a', 'b', 'b', 'b']);
     return order;
   }
@@ -176,15 +179,6 @@ describe('slices', () => {
     const run = async (sliceMs: number) => {
       const order: string[] = [];
       const sink = yieldingSink({ write: () => void order.push('write') }, sliceMs, new SliceQueue());
-      let turns = 0;
-      const ticker = new Promise<void>((resolve) => {
-        const tick = () => {
-          order.push('other');
-          if (++turns < 4) setImmediate(tick);
-          else resolve();
-        };
-        setImmediate(tick);
-      });
       const page = (async () => {
         for (let i = 0; i < 3; i++) {
           order.push('built');
@@ -192,7 +186,7 @@ describe('slices', () => {
         }
         await sink.write('x');
       })();
-      await Promise.all([page, ticker]);
+      await Promise.all([page, otherWork(order, 4)]);
       return order;
     };
     const yielding = await run(0);
