@@ -139,12 +139,12 @@ export async function startTestServer(location: string, overrides: Partial<Serve
   atEnd(close);
   return {
     url: server.url,
-    get: async (p, headers = {}) => checked('GET', server.url + p, await fetch(server.url + p, { headers })),
+    get: async (p, headers = {}) => checked('GET', server.url + p, await fetchSaying(server.url + p, { headers })),
     post: async (p, body, headers = {}) =>
       checked(
         'POST',
         server.url + p,
-        await fetch(server.url + p, {
+        await fetchSaying(server.url + p, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers },
           body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -152,6 +152,16 @@ export async function startTestServer(location: string, overrides: Partial<Serve
       ),
     close,
   };
+}
+
+/** fetch, whose failure says what failed and why (undici's own message is only "fetch failed"). */
+async function fetchSaying(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`${init.method ?? 'GET'} ${url}: ${(err as Error).message}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`, { cause: err });
+  }
 }
 
 /** Follows nextPageToken until it disappears, returning every record of the list field. */

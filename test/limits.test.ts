@@ -3,10 +3,12 @@
  * parser refuses, clients that go away, and the limits of `serve`.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { before, describe, it, mock } from 'node:test';
 import { newRegistry, startServeProcess, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { connect, rawExchange, rawPost, readResponse, type RawResponse } from './raw-http.js';
-import { defaultServerLimits } from '../src/config.js';
+import { defaultServerConfig, defaultServerLimits } from '../src/config.js';
+import { startHttpServer } from '../src/http/server.js';
+import { TemporarilyUnavailable } from '../src/unavailable.js';
 
 let server: TestServer;
 let registryFile: string;
@@ -103,6 +105,46 @@ describe('clients that go away', () => {
     assert.doesNotMatch(log, /internal error/);
     assert.doesNotMatch(log, /^\s+at /m);
     assert.equal(log.match(/client-went-away/g)?.length, 5, log);
+  });
+});
+
+describe('a reply that fails after its headers', () => {
+  it('closes the connection before the body is complete, and logs why', async () => {
+    const firstPiece = '{"values":[' + '1,'.repeat(100_000);
+    const server = await startHttpServer(
+      [
+        {
+          method: 'GET',
+          path: '/failing',
+          handle: async () => ({
+            kind: 'stream',
+            write: async (sink) => {
+              await sink.write(firstPiece);
+              await new Promise((resolve) => setTimeout(resolve, 50));
+              throw new TemporarilyUnavailable('the file server stopped answering');
+            },
+          }),
+        },
+      ],
+      { ...defaultServerConfig(), port: 0 },
+    );
+    const logged = mock.method(console, 'error', () => {});
+    try {
+      const socket = await connect(server.url);
+      socket.write('GET /failing HTTP/1.1\r\nHost: x\r\n\r\n');
+      let received = '';
+      socket.on('data', (d) => (received += d.toString('latin1')));
+      await new Promise((resolve) => socket.once('close', resolve));
+      // The status line and a first piece went out, and the chunked body never ended.
+      assert.match(received, /^HTTP\/1.1 200/);
+      assert.ok(received.includes('1,1,1,'));
+      assert.ok(!received.endsWith('0\r\n\r\n'), 'the chunked body must not end as if complete');
+      const lines = logged.mock.calls.map((c) => c.arguments.join(' '));
+      assert.ok(lines.some((l) => /GET \/failing was cut short after its headers: the file server stopped answering/.test(l)), lines.join('\n'));
+    } finally {
+      logged.mock.restore();
+      await server.close();
+    }
   });
 });
 

@@ -243,16 +243,23 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return;
       }
       let error: GAException;
+      let logged = true;
       if (err instanceof GAException) {
         error = err;
         if (err.logDetail !== undefined) console.error(`${req.method} ${req.url} answered ${err.status}: ${err.logDetail}`);
-      } else if (err instanceof TemporarilyUnavailable) error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
-      else {
+        else logged = false;
+      } else if (err instanceof TemporarilyUnavailable) {
+        error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
+        logged = false;
+      } else {
         console.error(`internal error on ${req.method} ${req.url}:`, err);
         error = new GAException('internal', 'internal server error; the fault is logged');
       }
-      if (res.headersSent) res.destroy();
-      else {
+      if (res.headersSent) {
+        // The client sees only a connection closed early; the log says why.
+        if (!logged) console.error(`${req.method} ${req.url} was cut short after its headers: ${error.message}`);
+        res.destroy();
+      } else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
         const body = writeError(inRequestForm(error, request, form), form);
         bytes = sendAsIs(res, error.status, { 'content-type': JSON_TYPE }, [body], Buffer.byteLength(body));
