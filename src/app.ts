@@ -24,6 +24,7 @@ export async function startServer(location: string, config: ServerConfig): Promi
             paging: config.paging,
             registryCacheMs: config.registryCacheMs,
             readAhead: { maxBytes: config.readAheadBytes, holdMs: Math.min(READ_AHEAD_HOLD_MS, config.registryCacheMs) },
+            compression: config.compression,
           },
           streams,
         )

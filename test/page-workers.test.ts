@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -21,7 +22,8 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { pageOperations as variantOperations } from '../src/areas/variants/page-operations.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
-import { PAUSE_BYTES } from '../src/protocol/reply.js';
+import { PAUSE_BYTES, type ContentCoding } from '../src/protocol/reply.js';
+import { defaultCompression, encodeWhole } from '../src/http/compression.js';
 import type { NamingForm } from '../src/protocol/schema.js';
 import type { Registry } from '../src/registry/registry.js';
 import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';
@@ -78,6 +80,10 @@ before(async () => {
 
 interface Answer {
   ahead: boolean;
+  /** The content coding its bytes came in (the text is decompressed here). */
+  coded?: ContentCoding;
+  /** Bytes as sent, before decompression. */
+  sent: number;
   text: string;
   error?: { kind: string; message: string };
 }
@@ -89,43 +95,52 @@ function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000
     paging: { ...defaultPagingLimits, maxPageSize: 5000 },
     registryCacheMs,
     readAhead: { maxBytes: 64 << 20, holdMs: 60_000, ...limits },
+    compression: defaultCompression(),
     modules: [],
   };
   const inboxes = new Map<number, (m: FromWorker) => void>();
   /** Messages for requests nobody made (a page built ahead must never report anything). */
   const strays: FromWorker[] = [];
   const operations = [readOperations(registry, settings), variantOperations(registry, settings), annotationOperations(registry, settings)];
-  const builder = new PageBuilder(operations, settings.readAhead, (m) => {
-    const deliver = inboxes.get(m.id);
-    if (deliver) deliver(m);
-    else strays.push(m);
-  });
+  const builder = new PageBuilder(
+    operations,
+    settings.readAhead,
+    (m) => {
+      const deliver = inboxes.get(m.id);
+      if (deliver) deliver(m);
+      else strays.push(m);
+    },
+    (coding, pieces) => encodeWhole(coding, settings.compression, pieces),
+  );
   let nextId = 1;
-  function request(module: number, name: string, arg: unknown, form: NamingForm = 'camel'): Promise<Answer> {
+  function request(module: number, name: string, arg: unknown, form: NamingForm = 'camel', coding?: ContentCoding): Promise<Answer> {
     const id = nextId++;
     const chunks: Buffer[] = [];
     let ahead = false;
+    let coded: ContentCoding | undefined;
     return new Promise((resolve) => {
       inboxes.set(id, (m) => {
-        if (m.type === 'ready') ahead = m.ahead;
+        if (m.type === 'ready') ({ ahead, coded } = m);
         else if (m.type === 'chunk') {
           chunks.push(Buffer.from(m.bytes));
           setImmediate(() => builder.receive({ op: 'ack', id }));
         } else {
           inboxes.delete(id);
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve(m.type === 'error' ? { ahead, text, error: { kind: m.kind, message: m.message } } : { ahead, text });
+          const bytes = Buffer.concat(chunks);
+          const decoded = coded === 'gzip' ? gunzipSync(bytes) : coded === 'br' ? brotliDecompressSync(bytes) : bytes;
+          const answer = { ahead, coded, sent: bytes.length, text: decoded.toString('utf8') };
+          resolve(m.type === 'error' ? { ...answer, error: { kind: m.kind, message: m.message } } : answer);
         }
       });
-      builder.receive({ op: 'run', id, module, name, arg, form });
+      builder.receive({ op: 'run', id, module, name, arg, form, coding });
     });
   }
   /** Every page of a search, following nextPageToken (in the form asked for). */
-  async function pages(module: number, name: string, arg: Record<string, unknown>, form: NamingForm = 'camel'): Promise<Answer[]> {
+  async function pages(module: number, name: string, arg: Record<string, unknown>, form: NamingForm = 'camel', coding?: ContentCoding): Promise<Answer[]> {
     const answers: Answer[] = [];
     let token: string | undefined;
     do {
-      const answer = await request(module, name, token ? { ...arg, pageToken: token } : arg, form);
+      const answer = await request(module, name, token ? { ...arg, pageToken: token } : arg, form, coding);
       assert.equal(answer.error, undefined, answer.error?.message);
       answers.push(answer);
       token = JSON.parse(answer.text)[form === 'snake' ? 'next_page_token' : 'nextPageToken'];
@@ -160,6 +175,42 @@ describe('pages built ahead', () => {
         assert.equal(ahead.reduce((n, a) => n + JSON.parse(a.text)[list].length, 0), count);
       }
     }
+  });
+
+  it('are compressed ahead for a client that takes a coding, and are then the bytes of the pages built on request', async () => {
+    const { threshold } = defaultCompression();
+    for (const [module, name, arg] of [
+      [0, 'searchReads', readsRequest],
+      [1, 'searchVariants', variantsRequest('brca', 150)],
+    ] as const) {
+      const onRequest = await harness({ maxBytes: 0 }).pages(module, name, arg);
+      for (const coding of ['gzip', 'br'] as const) {
+        const ahead = await harness().pages(module, name, arg, 'camel', coding);
+        assert.deepEqual(
+          ahead.map((a) => a.text),
+          onRequest.map((a) => a.text),
+        );
+        // The first page is built on request (the main thread compresses it as it goes); every later one
+        // was built ahead, and is compressed already when it is at least the threshold.
+        assert.equal(ahead[0].coded, undefined);
+        for (const [i, page] of ahead.entries()) {
+          if (i === 0) continue;
+          assert.ok(page.ahead, `page ${i} built ahead`);
+          assert.equal(page.coded, Buffer.byteLength(page.text) >= threshold ? coding : undefined, `page ${i}`);
+          if (page.coded) assert.ok(page.sent < Buffer.byteLength(page.text) / 4, `page ${i}: ${page.sent} bytes sent`);
+        }
+        assert.ok(ahead.slice(1).some((a) => a.coded === coding));
+      }
+    }
+    // Pages under the threshold are built ahead but go as they are.
+    const small = await harness().pages(0, 'searchReads', { ...readsRequest, pageSize: 3 }, 'camel', 'gzip');
+    assert.ok(small.length > 5 && small.slice(1).every((a) => a.ahead && a.coded === undefined));
+    // A client that changes its coding gets pages built for it (the page built ahead was for the other).
+    const { request } = harness();
+    const first = await request(0, 'searchReads', readsRequest, 'camel', 'gzip');
+    const second = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(first.text).nextPageToken }, 'camel', 'br');
+    assert.equal(second.ahead, false);
+    assert.equal(second.coded, undefined);
   });
 
   it('are not served once the set was registered again', async () => {
@@ -235,6 +286,7 @@ describe('a variant page, held until it is complete', () => {
       paging: { ...defaultPagingLimits, maxPageSize: 5000 },
       registryCacheMs: 60_000,
       readAhead: { maxBytes: 0, holdMs: 0 },
+      compression: defaultCompression(),
       modules: [],
     };
     const { searchVariants } = variantOperations(registry, settings);
@@ -266,13 +318,16 @@ describe('pages over HTTP', () => {
   ] as const) {
     it(`are the same bytes built in a worker with and without read-ahead, and on the main thread (${route})`, async () => {
       const texts: string[][] = [];
-      for (const overrides of [{ pageWorkers: 1 }, { pageWorkers: 1, readAheadBytes: 0 }, { pageWorkers: 0 }]) {
+      // Then with a client that takes gzip or br (fetch decompresses): pages built ahead are compressed in the worker.
+      const runs = [{ pageWorkers: 1 }, { pageWorkers: 1, readAheadBytes: 0 }, { pageWorkers: 0 }, { pageWorkers: 1, coding: 'gzip' }, { pageWorkers: 1, coding: 'br' }];
+      for (const { coding, ...overrides } of runs) {
         const server = await startTestServer(location, overrides);
         const pages: string[] = [];
         let token: string | undefined;
         do {
-          const res = await server.post(route, token ? { ...request, pageToken: token } : request);
+          const res = await server.post(route, token ? { ...request, pageToken: token } : request, { 'accept-encoding': coding ?? 'identity' });
           assert.equal(res.status, 200, res.text);
+          if (Buffer.byteLength(res.text) >= defaultCompression().threshold) assert.equal(res.headers.get('content-encoding'), coding ?? null);
           pages.push(res.text);
           token = res.json.nextPageToken;
         } while (token);
@@ -280,8 +335,7 @@ describe('pages over HTTP', () => {
         texts.push(pages);
       }
       assert.ok(texts[0].length >= 5);
-      assert.deepEqual(texts[1], texts[0]);
-      assert.deepEqual(texts[2], texts[0]);
+      for (const other of texts.slice(1)) assert.deepEqual(other, texts[0]);
       assert.equal(texts[0].reduce((n, t) => n + JSON.parse(t)[list].length, 0), count);
     });
   }

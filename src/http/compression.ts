@@ -16,8 +16,9 @@ import type http from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { pieceSent } from '../protocol/chunk-pool.js';
+import type { ContentCoding } from '../protocol/reply.js';
 
-export type Coding = 'br' | 'gzip';
+export type Coding = ContentCoding;
 
 export interface CompressionSettings {
   /** Codings offered, the server's preference first (it decides between codings of equal q); empty: never compress. */
@@ -149,6 +150,38 @@ function compressor(coding: Coding, settings: CompressionSettings): zlib.Gzip | 
 }
 
 /**
+ * A whole body held in pieces, compressed with `coding` into one buffer of its own (so that it can be
+ * moved to another thread); undefined when the body is under the threshold and goes as it is. For
+ * pages built ahead of their request (src/workers/page-builder.ts): compressed while the client still
+ * reads the page before, they cost the request no compression at all.
+ */
+export async function encodeWhole(coding: Coding, settings: CompressionSettings, pieces: Uint8Array[]): Promise<Uint8Array | undefined> {
+  if (pieces.reduce((n, p) => n + p.byteLength, 0) < settings.threshold) return undefined;
+  const zip = compressor(coding, settings);
+  const output: Buffer[] = [];
+  let size = 0;
+  zip.on('data', (piece: Buffer) => {
+    output.push(piece);
+    size += piece.length;
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    zip.once('end', resolve);
+    zip.once('error', reject);
+  });
+  for (const piece of pieces) if (!zip.write(piece)) await new Promise((resolve) => zip.once('drain', resolve));
+  zip.end();
+  await ended;
+  // zlib's output pieces share larger buffers that it goes on filling: copied out into one of its own.
+  const whole = new Uint8Array(size);
+  let at = 0;
+  for (const piece of output) {
+    whole.set(piece, at);
+    at += piece.length;
+  }
+  return whole;
+}
+
+/**
  * Bytes of an uncompressed reply queued for the socket before its writer waits: a few of the writers'
  * 1 MB pieces, so the connection never waits for the next piece to be handed over.
  */
@@ -211,6 +244,12 @@ export class ReplyEncoder {
    */
   stream(status: number, headers: http.OutgoingHttpHeaders): StreamSink {
     return new StreamSink(this.res, status, headers, this.coding, this.settings);
+  }
+
+  /** A sink for a body whose pieces are in the negotiated coding already: sent as they are, under its Content-Encoding. */
+  coded(status: number, headers: http.OutgoingHttpHeaders, coded: Coding): StreamSink {
+    if (coded !== this.coding) throw new Error(`a reply coded ${coded} for a request that takes ${this.coding ?? 'no coding'}`);
+    return new StreamSink(this.res, status, encodedHeaders(headers, coded), undefined, this.settings);
   }
 }
 

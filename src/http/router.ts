@@ -1,6 +1,6 @@
 /** Path matching for the service's routes, with the optional version prefix. */
 import type { GAException } from '../protocol/errors.js';
-import type { Reply } from '../protocol/reply.js';
+import type { ContentCoding, Reply } from '../protocol/reply.js';
 import type { MessageDesc, NamingForm } from '../protocol/schema.js';
 
 export const VERSION_PREFIX = '/v0.6.0a10';
@@ -11,6 +11,8 @@ export interface RouteInput<Body = any> {
   /** The request body (POST) or query parameters (GET), read against the route's description. */
   body: Body;
   form: NamingForm;
+  /** The content coding a large reply will be sent in (negotiated from Accept-Encoding); undefined: as it is. */
+  coding?: ContentCoding;
   /** The client; `host` is the Host header it used (for absolute URLs in documents). */
   remote: { address: string; userAgent: string; host?: string };
 }

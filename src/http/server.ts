@@ -11,7 +11,7 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
+import { chooseCoding, ReplyEncoder, sendAsIs, type Coding } from './compression.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -128,9 +128,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
   /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
-  async function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, form: NamingForm): Promise<number> {
-    // Content-Encoding is negotiated here and applied by the encoder (./compression.ts).
-    const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
+  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: Coding | undefined): Promise<number> {
+    // The encoder applies the negotiated coding (./compression.ts).
     const body = new ReplyEncoder(res, coding, config.compression);
     const headers = { 'content-type': JSON_TYPE };
     switch (reply.kind) {
@@ -155,7 +154,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
           throw e;
         }
         try {
-          const sink = body.stream(200, headers);
+          const sink = reply.coded ? body.coded(200, headers, reply.coded) : body.stream(200, headers);
           await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);
           return await sink.end();
         } finally {
@@ -233,8 +232,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         body = parsed.value;
         if (!config.forceForm) form = parsed.form;
       }
-      const reply = await route.handle({ params, body, form, remote });
-      bytes = await writeReply(req, res, reply, form);
+      // Negotiated before the handler runs: a page compressed ahead of its request is one in this coding.
+      const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
+      const reply = await route.handle({ params, body, form, coding, remote });
+      bytes = await writeReply(res, reply, form, coding);
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.

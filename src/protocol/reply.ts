@@ -58,12 +58,17 @@ export interface SearchPage<T> {
   write?(record: T, form: NamingForm): string;
 }
 
+/** A content coding of HTTP replies (the HTTP layer negotiates it). */
+export type ContentCoding = 'br' | 'gzip';
+
 export type Reply =
   | { kind: 'record'; desc: MessageDesc; value: object }
   | { kind: 'page'; response: SearchResponseDesc; page: SearchPage<object> }
   | {
       kind: 'stream';
       write(sink: JsonSink, form: NamingForm): Promise<void>;
+      /** Its pieces are this content coding already (a page compressed ahead of its request), not JSON text. */
+      coded?: ContentCoding;
       /** Called instead of write() when the reply will not be written (the server refused it first). */
       abandon?(): void;
     }

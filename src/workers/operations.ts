@@ -5,7 +5,8 @@
  */
 import type { ErrorKindName } from '../protocol/errors.js';
 import type { PagingLimits } from '../protocol/paging.js';
-import type { JsonStream } from '../protocol/reply.js';
+import type { CompressionSettings } from '../http/compression.js';
+import type { ContentCoding, JsonStream } from '../protocol/reply.js';
 import type { NamingForm } from '../protocol/schema.js';
 import type { Registry } from '../registry/registry.js';
 
@@ -38,12 +39,15 @@ export interface WorkerSettings {
   paging: PagingLimits;
   registryCacheMs: number;
   readAhead: ReadAheadLimits;
+  /** How pages built ahead for a client that takes a content coding are compressed (as the main thread would). */
+  compression: CompressionSettings;
   /** URLs of the operations modules, in registration order (a run names its module by index). */
   modules: string[];
 }
 
 export type ToWorker =
-  | { op: 'run'; id: number; module: number; name: string; arg: unknown; form: NamingForm }
+  /** `coding`: the content coding the reply goes out in; the pages built ahead of its query are compressed so. */
+  | { op: 'run'; id: number; module: number; name: string; arg: unknown; form: NamingForm; coding?: ContentCoding }
   | { op: 'ack'; id: number }
   /** A chunk's buffer, back once the socket (or the compressor) is done with it, to be filled again. */
   | { op: 'spare'; id: 0; buffer: ArrayBuffer }
@@ -53,8 +57,8 @@ export type ToWorker =
   | { op: 'close'; id: 0 };
 
 export type FromWorker =
-  /** The request passed its checks; `ahead` when its page had been built ahead of it. */
-  | { type: 'ready'; id: number; ahead: boolean }
+  /** The request passed its checks; `ahead` when its page had been built ahead of it, `coded` when compressed so already. */
+  | { type: 'ready'; id: number; ahead: boolean; coded?: ContentCoding }
   | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number; logDetail?: string }
   | { type: 'chunk'; id: number; bytes: Uint8Array }
   | { type: 'end'; id: number };

@@ -15,14 +15,20 @@
  * fails is dropped without a word: the request then builds its own page and reports its own error.
  * Pages are built ahead only while the server is below its limit of large responses, two pages ahead
  * per query, within `maxBytes` per worker; a page found stale drops the pages built after it.
+ *
+ * A client that takes a content coding (gzip, br) asks for its next page in it too: a page built ahead
+ * for it is compressed here once it is complete (`encode`), so that its request costs no compression,
+ * and it is served only once complete.
  */
 import { adopt, pieceSent, takeForTransfer } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
-import { pageTokenAtEnd, type JsonSink, type JsonStream } from '../protocol/reply.js';
+import { pageTokenAtEnd, type ContentCoding, type JsonSink, type JsonStream } from '../protocol/reply.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
 import { canonicalJson, type FromWorker, type PageOperation, type PageOperations, type ReadAheadLimits, type ToWorker } from './operations.js';
 
 export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
+/** A whole page, held in pieces, compressed into one buffer of its own; undefined when it goes as it is. */
+export type Encode = (coding: ContentCoding, pieces: Uint8Array[]) => Promise<Uint8Array | undefined>;
 type RunMessage = Extract<ToWorker, { op: 'run' }>;
 
 /** Thrown into a page's writer once nobody wants the page any more. */
@@ -59,6 +65,11 @@ function describeError(e: unknown, id: number): FromWorker & { type: 'error' } {
  */
 const spares: ArrayBuffer[] = [];
 const MAX_SPARES = 8;
+
+/** A buffer this thread may fill again: a reply buffer of the chunk pool goes back there, any other is a spare. */
+function takeBack(buffer: ArrayBuffer): void {
+  if (!adopt(buffer)) keepSpare(buffer);
+}
 
 function keepSpare(buffer: ArrayBuffer): void {
   const at = spares.findIndex((b) => b.byteLength >= buffer.byteLength);
@@ -104,6 +115,8 @@ class AheadPage {
   state: 'checking' | 'writing' | 'done' | 'failed' = 'checking';
   /** A request took it (it is no longer in the worker's store). */
   taken = false;
+  /** The content coding its chunks are in, once compressed (it is then one chunk). */
+  coded?: ContentCoding;
   cancelled = false;
   readonly tail = new Tail();
   timer?: NodeJS.Timeout;
@@ -124,6 +137,20 @@ class AheadPage {
     this.bytes += chunk.byteLength;
     this.tail.add(chunk);
     this.wake();
+  }
+
+  /** Its chunks so far, as they lie. */
+  pieces(): Uint8Array[] {
+    return this.chunks.filter((c): c is Uint8Array => c !== undefined);
+  }
+
+  /** Replaces its chunks, before anyone read them, by the page compressed; returns the chunks it held. */
+  recode(whole: Uint8Array, coding: ContentCoding): Uint8Array[] {
+    const before = this.pieces();
+    this.chunks = [whole];
+    this.bytes = whole.byteLength;
+    this.coded = coding;
+    return before;
   }
 
   settle(state: AheadPage['state']): void {
@@ -189,6 +216,8 @@ export class PageBuilder {
     private readonly operations: PageOperations[],
     private readonly limits: ReadAheadLimits,
     private readonly post: Post,
+    /** How pages built ahead are compressed for clients that take a coding; absent: they are kept as they are. */
+    private readonly encode?: Encode,
   ) {}
 
   receive(message: ToWorker): void {
@@ -215,7 +244,7 @@ export class PageBuilder {
         return;
       }
       case 'spare':
-        if (!adopt(message.buffer)) keepSpare(message.buffer);
+        takeBack(message.buffer);
         return;
       case 'limit':
         this.atLimit = message.atLimit;
@@ -228,8 +257,8 @@ export class PageBuilder {
     }
   }
 
-  private keyOf(message: Pick<RunMessage, 'module' | 'name' | 'form'>, arg: unknown): string {
-    return `${message.module}\0${message.name}\0${message.form}\0${canonicalJson(arg)}`;
+  private keyOf(message: Pick<RunMessage, 'module' | 'name' | 'form' | 'coding'>, arg: unknown): string {
+    return `${message.module}\0${message.name}\0${message.form}\0${message.coding ?? ''}\0${canonicalJson(arg)}`;
   }
 
   private async serve(message: RunMessage): Promise<void> {
@@ -244,6 +273,12 @@ export class PageBuilder {
     try {
       let page = operation.registration ? this.take(this.keyOf(message, arg)) : undefined;
       if (page && !(await this.stillExact(page, operation, arg))) page = undefined;
+      // A page for a client that takes a coding is served once complete (compressed, or too small to
+      // be); one whose build failed is built again here, by the request itself.
+      if (page && message.coding && this.encode) {
+        await page.finished();
+        if (page.state !== 'done') page = undefined;
+      }
       let stream: JsonStream | undefined;
       if (!page) {
         try {
@@ -253,7 +288,7 @@ export class PageBuilder {
           return;
         }
       }
-      this.post({ type: 'ready', id, ahead: page !== undefined });
+      this.post({ type: 'ready', id, ahead: page !== undefined, coded: page?.coded });
       const out = this.sender(id, request);
       try {
         if (page) {
@@ -375,6 +410,7 @@ export class PageBuilder {
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
+        if (message.coding && this.encode) await this.encodeAhead(page, message.coding);
         page.settle('done');
         this.extend(message, page.tail.token(), page.depth + 1);
       } catch {
@@ -385,6 +421,16 @@ export class PageBuilder {
     })();
     this.building.add(build);
     void build.finally(() => this.building.delete(build));
+  }
+
+  /** Compresses a page built ahead, complete and not yet read; its uncompressed buffers are filled again. */
+  private async encodeAhead(page: AheadPage, coding: ContentCoding): Promise<void> {
+    const whole = await this.encode!(coding, page.pieces());
+    if (page.cancelled) throw CANCELLED;
+    if (!whole) return; // under the compression threshold: it goes as it is
+    const before = page.bytes;
+    for (const piece of page.recode(whole, coding)) takeBack(piece.buffer as ArrayBuffer);
+    if (!page.taken) this.aheadBytes += page.bytes - before;
   }
 
   /** Resolves once no page is being built ahead (what a test waits for before changing the registry). */

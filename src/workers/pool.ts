@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { whenSent } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
-import type { Reply } from '../protocol/reply.js';
+import type { ContentCoding, Reply } from '../protocol/reply.js';
 import type { NamingForm } from '../protocol/schema.js';
 import { canonicalJson, type FromWorker, type ToWorker, type WorkerSettings } from './operations.js';
 
@@ -101,7 +101,7 @@ function rethrown(message: FromWorker): Error {
 /** Runs the operations of one registered module. */
 export interface PageOperationsHandle {
   /** Sends the request to its worker; resolves once the worker has checked it (every 4xx happens there). */
-  run(name: string, arg: unknown, form: NamingForm): Promise<Reply>;
+  run(name: string, arg: unknown, form: NamingForm, coding?: ContentCoding): Promise<Reply>;
 }
 
 export type PageWorkerPool = ReturnType<typeof pageWorkerPool>;
@@ -129,14 +129,14 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
     return worker;
   }
 
-  async function run(module: number, name: string, arg: unknown, form: NamingForm): Promise<Reply> {
+  async function run(module: number, name: string, arg: unknown, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> {
     // The pages of one query (whatever the token and page size) go to one worker.
     const query = arg !== null && typeof arg === 'object' ? { ...arg, pageToken: undefined, pageSize: undefined } : arg;
     const worker = workerFor(`${module}\0${name}\0${canonicalJson(query)}`);
     const id = nextId++;
     const inbox = new Inbox();
     worker.inboxes.set(id, inbox);
-    worker.send({ op: 'run', id, module, name, arg, form });
+    worker.send({ op: 'run', id, module, name, arg, form, coding });
     const first = await inbox.take();
     if (first.type !== 'ready') {
       worker.inboxes.delete(id);
@@ -144,6 +144,7 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
     }
     return {
       kind: 'stream',
+      coded: first.coded,
       async write(sink) {
         let ended = false;
         try {
@@ -178,7 +179,7 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
     operations(moduleUrl: string): PageOperationsHandle {
       if (started) throw new Error('page operations must be registered before the first request');
       const index = modules.push(moduleUrl) - 1;
-      return { run: (name, arg, form) => run(index, name, arg, form) };
+      return { run: (name, arg, form, coding) => run(index, name, arg, form, coding) };
     },
     async close(): Promise<void> {
       await Promise.all(workers.filter((w): w is PageWorker => w !== undefined && !w.exited).map((w) => w.close()));

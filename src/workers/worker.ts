@@ -4,6 +4,7 @@
  * writes bytes, so one busy client cannot delay the others (pool.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { encodeWhole } from '../http/compression.js';
 import { openRegistry } from '../registry/registry.js';
 import { runInBackground } from '../thread-priority.js';
 import { type PageOperationsFactory, type ToWorker, type WorkerSettings } from './operations.js';
@@ -20,7 +21,12 @@ const registry = await openRegistry(settings.registryLocation, []);
 const operations = await Promise.all(
   settings.modules.map(async (url) => ((await import(url)) as { pageOperations: PageOperationsFactory }).pageOperations(registry, settings)),
 );
-const builder = new PageBuilder(operations, settings.readAhead, (message, transfer = []) => port.postMessage(message, transfer));
+const builder = new PageBuilder(
+  operations,
+  settings.readAhead,
+  (message, transfer = []) => port.postMessage(message, transfer),
+  (coding, pieces) => encodeWhole(coding, settings.compression, pieces),
+);
 
 port.on('message', (message: ToWorker) => {
   builder.receive(message);

@@ -39,7 +39,7 @@ export const annotationsArea: Area = {
         method: 'POST',
         path: '/variantannotations/search',
         request: SearchVariantAnnotationsRequest,
-        handle: async ({ body, form }) => (workers ? workers.run('searchAnnotations', body, form) : streamReply(await service.searchAnnotations(body))),
+        handle: async ({ body, form, coding }) => (workers ? workers.run('searchAnnotations', body, form, coding) : streamReply(await service.searchAnnotations(body))),
       },
     ];
   },

@@ -37,7 +37,7 @@ export const readsArea: Area = {
         method: 'POST',
         path: '/reads/search',
         request: SearchReadsRequest,
-        handle: async ({ body, form }) => (workers ? workers.run('searchReads', body, form) : streamReply(await service.searchReads(body))),
+        handle: async ({ body, form, coding }) => (workers ? workers.run('searchReads', body, form, coding) : streamReply(await service.searchReads(body))),
       },
     ];
   },

@@ -51,8 +51,8 @@ export const variantsArea: Area = {
         method: 'POST',
         path: '/variants/search',
         request: SearchVariantsRequest,
-        handle: async ({ body, form }) =>
-          workers ? workers.run('searchVariants', body, form) : streamReply(await service.searchVariants(body)),
+        handle: async ({ body, form, coding }) =>
+          workers ? workers.run('searchVariants', body, form, coding) : streamReply(await service.searchVariants(body)),
       },
       {
         method: 'GET',
