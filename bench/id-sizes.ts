@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { brotliParams, defaultCompression } from '../src/http/compression.js';
+import { brotliParams, defaultCompression } from '../src/content-coding.js';
 import { ROOT } from './processes.js';
 
 const file = process.argv[2] ?? path.join(ROOT, 'bench', 'results', 'p1-page.json');

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { brotliParams, defaultCompression } from '../src/http/compression.js';
+import { brotliParams, defaultCompression } from '../src/content-coding.js';
 import { Client, variantPage } from './client.js';
 import { type Context, medianSeconds } from './parts.js';
 import { cpuSecondsOf, memoryOf, startReplayServer, trackPeakMemory } from './processes.js';

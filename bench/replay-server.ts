@@ -21,7 +21,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { brotliParams, defaultCompression } from '../src/http/compression.js';
+import { brotliParams, defaultCompression } from '../src/content-coding.js';
 import { serveOnLoopback } from './loopback.js';
 
 const dir = process.argv[2];

@@ -1,6 +1,6 @@
 /** Settings of a running server, with the defaults `ga4gh serve` starts from. */
 import os from 'node:os';
-import { defaultCompression, type CompressionSettings } from './http/compression.js';
+import { defaultCompression, type CompressionSettings } from './content-coding.js';
 import { defaultPagingLimits, type PagingLimits } from './protocol/paging.js';
 import type { NamingForm } from './protocol/schema.js';
 

@@ -13,7 +13,8 @@ import { before, describe, it } from 'node:test';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
-import { chooseCoding, defaultCompression, formatCompressionOption, parseCompressionOption } from '../src/http/compression.js';
+import { defaultCompression } from '../src/content-coding.js';
+import { chooseCoding, formatCompressionOption, parseCompressionOption } from '../src/http/compression.js';
 import { copyFixture, decoded, idOf, newRegistry, raw, runCli, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const dir = tempDir();

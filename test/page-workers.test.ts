@@ -23,7 +23,7 @@ import { pageOperations as variantOperations } from '../src/areas/variants/page-
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 import { PAUSE_BYTES, type ContentCoding } from '../src/protocol/reply.js';
-import { defaultCompression, encodeWhole } from '../src/http/compression.js';
+import { defaultCompression, encodeWhole } from '../src/content-coding.js';
 import type { NamingForm } from '../src/protocol/schema.js';
 import type { Registry } from '../src/registry/registry.js';
 import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';

@@ -5,7 +5,7 @@
  */
 import type { ErrorKindName } from '../protocol/errors.js';
 import type { PagingLimits } from '../protocol/paging.js';
-import type { CompressionSettings } from '../http/compression.js';
+import type { CompressionSettings } from '../content-coding.js';
 import type { ContentCoding, JsonStream } from '../protocol/reply.js';
 import type { NamingForm } from '../protocol/schema.js';
 import type { Registry } from '../registry/registry.js';

@@ -4,7 +4,7 @@
  * writes bytes, so one busy client cannot delay the others (pool.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeWhole } from '../http/compression.js';
+import { encodeWhole } from '../content-coding.js';
 import { openRegistry } from '../registry/registry.js';
 import { runInBackground } from '../thread-priority.js';
 import { type PageOperationsFactory, type ToWorker, type WorkerSettings } from './operations.js';
