@@ -135,11 +135,15 @@ function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000
       builder.receive({ op: 'run', id, module, name, arg, form, coding });
     });
   }
-  /** Every page of a search, following nextPageToken (in the form asked for). */
-  async function pages(module: number, name: string, arg: Record<string, unknown>, form: NamingForm = 'camel', coding?: ContentCoding): Promise<Answer[]> {
+  /**
+   * Every page of a search, following nextPageToken (in the form asked for); with `settled`, each
+   * request waits until the pages built ahead of it are complete (compressed, for a coding).
+   */
+  async function pages(module: number, name: string, arg: Record<string, unknown>, form: NamingForm = 'camel', coding?: ContentCoding, settled = false): Promise<Answer[]> {
     const answers: Answer[] = [];
     let token: string | undefined;
     do {
+      if (settled) await builder.aheadSettled();
       const answer = await request(module, name, token ? { ...arg, pageToken: token } : arg, form, coding);
       assert.equal(answer.error, undefined, answer.error?.message);
       answers.push(answer);
@@ -185,7 +189,7 @@ describe('pages built ahead', () => {
     ] as const) {
       const onRequest = await harness({ maxBytes: 0 }).pages(module, name, arg);
       for (const coding of ['gzip', 'br'] as const) {
-        const ahead = await harness().pages(module, name, arg, 'camel', coding);
+        const ahead = await harness().pages(module, name, arg, 'camel', coding, true);
         assert.deepEqual(
           ahead.map((a) => a.text),
           onRequest.map((a) => a.text),
@@ -200,10 +204,19 @@ describe('pages built ahead', () => {
           if (page.coded) assert.ok(page.sent < Buffer.byteLength(page.text) / 4, `page ${i}: ${page.sent} bytes sent`);
         }
         assert.ok(ahead.slice(1).some((a) => a.coded === coding));
+        // Asked for at once, the pages are taken while still being built: as they are (the main thread
+        // compresses them), the same bytes.
+        const eager = await harness().pages(module, name, arg, 'camel', coding);
+        assert.deepEqual(
+          eager.map((a) => a.text),
+          onRequest.map((a) => a.text),
+        );
+        assert.ok(eager.slice(1).every((a) => a.ahead));
+        assert.ok(eager.slice(1).some((a) => a.coded === undefined && Buffer.byteLength(a.text) >= threshold), 'a page taken while being built goes as it is');
       }
     }
     // Pages under the threshold are built ahead but go as they are.
-    const small = await harness().pages(0, 'searchReads', { ...readsRequest, pageSize: 3 }, 'camel', 'gzip');
+    const small = await harness().pages(0, 'searchReads', { ...readsRequest, pageSize: 3 }, 'camel', 'gzip', true);
     assert.ok(small.length > 5 && small.slice(1).every((a) => a.ahead && a.coded === undefined));
     // A client that changes its coding gets pages built for it (the page built ahead was for the other).
     const { request } = harness();

@@ -17,8 +17,9 @@
  * per query, within `maxBytes` per worker; a page found stale drops the pages built after it.
  *
  * A client that takes a content coding (gzip, br) asks for its next page in it too: a page built ahead
- * for it is compressed here once it is complete (`encode`), so that its request costs no compression,
- * and it is served only once complete.
+ * for it is compressed here once it is complete (`encode`), so that its request costs no compression.
+ * A request that comes while its page is still being built takes it as it is, as without a coding (the
+ * main thread compresses it as it goes); one that comes while it is being compressed waits for that.
  */
 import { adopt, pieceSent, takeForTransfer } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
@@ -117,6 +118,10 @@ class AheadPage {
   taken = false;
   /** The content coding its chunks are in, once compressed (it is then one chunk). */
   coded?: ContentCoding;
+  /** Its compression has begun: its chunks are being read by the compressor, and must not be moved. */
+  encoding = false;
+  /** Taken by its request before its compression began: it goes as it is. */
+  asIs = false;
   cancelled = false;
   readonly tail = new Tail();
   timer?: NodeJS.Timeout;
@@ -273,11 +278,14 @@ export class PageBuilder {
     try {
       let page = operation.registration ? this.take(this.keyOf(message, arg)) : undefined;
       if (page && !(await this.stillExact(page, operation, arg))) page = undefined;
-      // A page for a client that takes a coding is served once complete (compressed, or too small to
-      // be); one whose build failed is built again here, by the request itself.
       if (page && message.coding && this.encode) {
-        await page.finished();
-        if (page.state !== 'done') page = undefined;
+        // Still being built: it goes as it is. Being compressed: served once compressed (its chunks
+        // are the compressor's meanwhile); one whose build failed is built again by the request.
+        if (!page.encoding && page.state !== 'done') page.asIs = true;
+        else {
+          await page.finished();
+          if (page.state !== 'done') page = undefined;
+        }
       }
       let stream: JsonStream | undefined;
       if (!page) {
@@ -410,7 +418,7 @@ export class PageBuilder {
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
-        if (message.coding && this.encode) await this.encodeAhead(page, message.coding);
+        if (message.coding && this.encode && !page.asIs) await this.encodeAhead(page, message.coding);
         page.settle('done');
         this.extend(message, page.tail.token(), page.depth + 1);
       } catch {
@@ -425,6 +433,7 @@ export class PageBuilder {
 
   /** Compresses a page built ahead, complete and not yet read; its uncompressed buffers are filled again. */
   private async encodeAhead(page: AheadPage, coding: ContentCoding): Promise<void> {
+    page.encoding = true;
     const whole = await this.encode!(coding, page.pieces());
     if (page.cancelled) throw CANCELLED;
     if (!whole) return; // under the compression threshold: it goes as it is
