@@ -48,28 +48,31 @@ export function brotliParams(settings: CompressionSettings, sizeHint?: number): 
   return params;
 }
 
-/** A zlib stream compressing with `coding` as these settings say; its work runs on the libuv thread pool. */
-export function compressor(coding: ContentCoding, settings: CompressionSettings): zlib.Gzip | zlib.BrotliCompress {
+/**
+ * A zlib stream compressing with `coding` as these settings say (`sizeHint`: the input's size, when it
+ * is known); its work runs on the libuv thread pool.
+ */
+export function compressor(coding: ContentCoding, settings: CompressionSettings, sizeHint?: number): zlib.Gzip | zlib.BrotliCompress {
   const stream = { chunkSize: OUTPUT_CHUNK, writableHighWaterMark: INPUT_QUEUE };
   return coding === 'gzip'
     ? zlib.createGzip({ ...stream, level: settings.gzipLevel })
-    : zlib.createBrotliCompress({ ...stream, params: brotliParams(settings) });
+    : zlib.createBrotliCompress({ ...stream, params: brotliParams(settings, sizeHint) });
 }
 
 /**
- * A whole body held in pieces, compressed with `coding` into one buffer of its own (so that it can be
- * moved to another thread); undefined when the body is under the threshold and goes as it is. For
- * pages built ahead of their request (src/workers/page-builder.ts): compressed while the client still
- * reads the page before, they cost the request no compression at all.
+ * A whole body held in pieces, `size` bytes in all, compressed with `coding` into one buffer of its
+ * own (so that it can be moved to another thread); undefined when the body is under the threshold and
+ * goes as it is. For replies held in memory, and for pages built ahead of their request
+ * (src/workers/page-builder.ts), compressed while the client still reads the page before.
  */
-export async function encodeWhole(coding: ContentCoding, settings: CompressionSettings, pieces: Uint8Array[]): Promise<Uint8Array | undefined> {
-  if (pieces.reduce((n, p) => n + p.byteLength, 0) < settings.threshold) return undefined;
-  const zip = compressor(coding, settings);
+export async function encodeWhole(coding: ContentCoding, settings: CompressionSettings, pieces: Array<string | Uint8Array>, size: number): Promise<Uint8Array | undefined> {
+  if (size < settings.threshold) return undefined;
+  const zip = compressor(coding, settings, size);
   const output: Buffer[] = [];
-  let size = 0;
+  let encodedSize = 0;
   zip.on('data', (piece: Buffer) => {
     output.push(piece);
-    size += piece.length;
+    encodedSize += piece.length;
   });
   const ended = new Promise<void>((resolve, reject) => {
     zip.once('end', resolve);
@@ -79,7 +82,7 @@ export async function encodeWhole(coding: ContentCoding, settings: CompressionSe
   zip.end();
   await ended;
   // zlib's output pieces share larger buffers that it goes on filling: copied out into one of its own.
-  const whole = new Uint8Array(size);
+  const whole = new Uint8Array(encodedSize);
   let at = 0;
   for (const piece of output) {
     whole.set(piece, at);

@@ -110,7 +110,7 @@ function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000
       if (deliver) deliver(m);
       else strays.push(m);
     },
-    (coding, pieces) => encodeWhole(coding, settings.compression, pieces),
+    (coding, pieces, size) => encodeWhole(coding, settings.compression, pieces, size),
   );
   let nextId = 1;
   function request(module: number, name: string, arg: unknown, form: NamingForm = 'camel', coding?: ContentCoding): Promise<Answer> {

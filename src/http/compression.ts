@@ -8,13 +8,9 @@
  * and compressors are in src/content-coding.ts.
  */
 import type http from 'node:http';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
-import { brotliParams, compressor, type CompressionSettings } from '../content-coding.js';
+import { compressor, encodeWhole, type CompressionSettings } from '../content-coding.js';
 import { pieceSent } from '../protocol/chunk-pool.js';
 import type { ContentCoding } from '../protocol/reply.js';
-
-export type Coding = ContentCoding;
 
 /**
  * Reads `--compression` text: `off`, or codings in order of preference, each with an optional level,
@@ -27,7 +23,7 @@ export function parseCompressionOption(text: string, base: CompressionSettings):
   for (const item of value.split(',')) {
     const m = /^\s*(br|gzip)(?::(\d+))?\s*$/.exec(item);
     if (!m) throw new Error(`--compression takes off, or codings br and gzip with an optional level (br:3,gzip:1), not '${text}'`);
-    const coding = m[1] as Coding;
+    const coding = m[1] as ContentCoding;
     if (settings.codings.includes(coding)) throw new Error(`--compression names ${coding} twice`);
     settings.codings.push(coding);
     if (m[2] === undefined) continue;
@@ -79,7 +75,7 @@ function qualities(header: string): Map<string, number> {
  * codings. When nothing is acceptable, the answer is sent as it is (RFC 9110: no content coding
  * rather than an error).
  */
-export function chooseCoding(header: string | undefined, settings: CompressionSettings): Coding | undefined {
+export function chooseCoding(header: string | undefined, settings: CompressionSettings): ContentCoding | undefined {
   if (!header || !settings.codings.length) return undefined;
   const q = qualities(header);
   const star = q.get('*');
@@ -87,7 +83,7 @@ export function chooseCoding(header: string | undefined, settings: CompressionSe
   // `negotiator` package does), so `gzip;q=0.5` still means "gzip, please".
   const named = [...q.values()].filter((w) => w > 0);
   const identity = q.get('identity') ?? star ?? (named.length ? Math.min(...named) : 1);
-  let best: Coding | undefined;
+  let best: ContentCoding | undefined;
   let bestQ = 0;
   for (const coding of settings.codings) {
     const weight = q.get(coding) ?? star ?? 0;
@@ -98,9 +94,6 @@ export function chooseCoding(header: string | undefined, settings: CompressionSe
   }
   return best !== undefined && bestQ >= identity ? best : undefined;
 }
-
-const gzip = promisify(zlib.gzip);
-const brotli = promisify(zlib.brotliCompress);
 
 /**
  * Bytes of an uncompressed reply queued for the socket before its writer waits: a few of the writers'
@@ -120,7 +113,7 @@ export function sendAsIs(res: http.ServerResponse, status: number, headers: http
 }
 
 /** The headers of a reply that is compressed with `coding`. */
-function encodedHeaders(headers: http.OutgoingHttpHeaders, coding: Coding): http.OutgoingHttpHeaders {
+function encodedHeaders(headers: http.OutgoingHttpHeaders, coding: ContentCoding): http.OutgoingHttpHeaders {
   const out = { ...headers, 'content-encoding': coding };
   delete out['content-length'];
   return out;
@@ -134,25 +127,21 @@ function encodedHeaders(headers: http.OutgoingHttpHeaders, coding: Coding): http
 export class ReplyEncoder {
   constructor(
     private readonly res: http.ServerResponse,
-    private readonly coding: Coding | undefined,
+    private readonly coding: ContentCoding | undefined,
     private readonly settings: CompressionSettings,
   ) {
     if (settings.codings.length) res.setHeader('vary', 'Accept-Encoding');
   }
 
   /**
-   * Sends a body held in memory; compressed as one task on the thread pool when it is large enough.
+   * Sends a body held in memory; compressed on the thread pool when it is large enough.
    * Returns the size of the body as sent.
    */
   async whole(status: number, headers: http.OutgoingHttpHeaders, pieces: Array<string | Uint8Array>): Promise<number> {
     const { res, coding } = this;
     const size = pieces.reduce((n, p) => n + byteLength(p), 0);
-    if (coding === undefined || size < this.settings.threshold) return sendAsIs(res, status, headers, pieces, size);
-    const input = Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
-    const body =
-      coding === 'gzip'
-        ? await gzip(input, { level: this.settings.gzipLevel })
-        : await brotli(input, { params: brotliParams(this.settings, input.length) });
+    const body = coding && (await encodeWhole(coding, this.settings, pieces, size));
+    if (!coding || !body) return sendAsIs(res, status, headers, pieces, size);
     res.writeHead(status, { ...encodedHeaders(headers, coding), 'content-length': body.length });
     res.end(body);
     return body.length;
@@ -168,7 +157,7 @@ export class ReplyEncoder {
   }
 
   /** A sink for a body whose pieces are in the negotiated coding already: sent as they are, under its Content-Encoding. */
-  coded(status: number, headers: http.OutgoingHttpHeaders, coded: Coding): StreamSink {
+  coded(status: number, headers: http.OutgoingHttpHeaders, coded: ContentCoding): StreamSink {
     if (coded !== this.coding) throw new Error(`a reply coded ${coded} for a request that takes ${this.coding ?? 'no coding'}`);
     return new StreamSink(this.res, status, encodedHeaders(headers, coded), undefined, this.settings);
   }
@@ -191,7 +180,7 @@ export class StreamSink {
     private readonly res: http.ServerResponse,
     private readonly status: number,
     private readonly headers: http.OutgoingHttpHeaders,
-    private readonly coding: Coding | undefined,
+    private readonly coding: ContentCoding | undefined,
     private readonly settings: CompressionSettings,
   ) {
   }

@@ -8,10 +8,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
-import { writeError, writeRecord, writeSearchPage, type JsonSink, type Reply } from '../protocol/reply.js';
+import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { chooseCoding, ReplyEncoder, sendAsIs, type Coding } from './compression.js';
+import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -128,7 +128,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
   /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: Coding | undefined): Promise<number> {
+  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: ContentCoding | undefined): Promise<number> {
     // The encoder applies the negotiated coding (./compression.ts).
     const body = new ReplyEncoder(res, coding, config.compression);
     const headers = { 'content-type': JSON_TYPE };

@@ -28,8 +28,8 @@ import { TemporarilyUnavailable } from '../unavailable.js';
 import { canonicalJson, type FromWorker, type PageOperation, type PageOperations, type ReadAheadLimits, type ToWorker } from './operations.js';
 
 export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
-/** A whole page, held in pieces, compressed into one buffer of its own; undefined when it goes as it is. */
-export type Encode = (coding: ContentCoding, pieces: Uint8Array[]) => Promise<Uint8Array | undefined>;
+/** A whole page, held in pieces of `size` bytes in all, compressed into one buffer of its own; undefined when it goes as it is. */
+export type Encode = (coding: ContentCoding, pieces: Uint8Array[], size: number) => Promise<Uint8Array | undefined>;
 type RunMessage = Extract<ToWorker, { op: 'run' }>;
 
 /** Thrown into a page's writer once nobody wants the page any more. */
@@ -434,10 +434,10 @@ export class PageBuilder {
   /** Compresses a page built ahead, complete and not yet read; its uncompressed buffers are filled again. */
   private async encodeAhead(page: AheadPage, coding: ContentCoding): Promise<void> {
     page.encoding = true;
-    const whole = await this.encode!(coding, page.pieces());
+    const before = page.bytes;
+    const whole = await this.encode!(coding, page.pieces(), before);
     if (page.cancelled) throw CANCELLED;
     if (!whole) return; // under the compression threshold: it goes as it is
-    const before = page.bytes;
     for (const piece of page.recode(whole, coding)) takeBack(piece.buffer as ArrayBuffer);
     if (!page.taken) this.aheadBytes += page.bytes - before;
   }

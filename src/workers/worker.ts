@@ -25,7 +25,7 @@ const builder = new PageBuilder(
   operations,
   settings.readAhead,
   (message, transfer = []) => port.postMessage(message, transfer),
-  (coding, pieces) => encodeWhole(coding, settings.compression, pieces),
+  (coding, pieces, size) => encodeWhole(coding, settings.compression, pieces, size),
 );
 
 port.on('message', (message: ToWorker) => {
