@@ -41,6 +41,16 @@ describe('chunk pool', () => {
     assert.equal(takeChunkBuffer().buffer, buffer.buffer);
   });
 
+  it('keeps a burst of the buffers a page worker has out while a client pages a cohort', () => {
+    // Two 8 MB pages built ahead and four chunks in flight: twenty buffers that come back together.
+    const out = Array.from({ length: 20 }, () => takeChunkBuffer());
+    for (const buffer of out) retire(buffer);
+    const returned = new Set(out.map((b) => b.buffer));
+    const again = Array.from({ length: 20 }, () => takeChunkBuffer());
+    assert.equal(again.filter((b) => returned.has(b.buffer)).length, 20, 'every buffer of the burst is reused, none newly made');
+    for (const buffer of again) retire(buffer);
+  });
+
   it('lets only the last unsent piece of a retired buffer be moved to another thread, and takes the buffer back', () => {
     const { buffer, first, second: last } = bufferWithTwoPieces(30);
     assert.equal(takeForTransfer(last), false, 'the writer may still write into the buffer');

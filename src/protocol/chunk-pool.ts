@@ -13,8 +13,13 @@
 
 /** The size of the pooled buffers. */
 export const CHUNK_BYTES = 1 << 20;
-/** Buffers kept for reuse at most (the rest are left to the garbage collector). */
-const POOL_SIZE = 8;
+/**
+ * Buffers kept for reuse at most (the rest are left to the garbage collector). A page worker has about
+ * this many out at once while a client pages P1's cohort: two 8 MB pages built ahead and the chunks in
+ * flight. With 8, the buffers came back in bursts, those beyond 8 were dropped, and 7-8% of the
+ * buffers the worker took were new ones (fresh memory, faulted in page by page); with 24, 0.4%.
+ */
+const POOL_SIZE = 24;
 
 interface BufferState {
   /** Pieces handed out and not yet sent. */
