@@ -149,13 +149,11 @@ class AheadPage {
     return this.chunks.filter((c): c is Uint8Array => c !== undefined);
   }
 
-  /** Replaces its chunks, before anyone read them, by the page compressed; returns the chunks it held. */
-  recode(whole: Uint8Array, coding: ContentCoding): Uint8Array[] {
-    const before = this.pieces();
+  /** Replaces its chunks, before anyone read them, by the page compressed. */
+  recode(whole: Uint8Array, coding: ContentCoding): void {
     this.chunks = [whole];
     this.bytes = whole.byteLength;
     this.coded = coding;
-    return before;
   }
 
   settle(state: AheadPage['state']): void {
@@ -278,7 +276,7 @@ export class PageBuilder {
     try {
       let page = operation.registration ? this.take(this.keyOf(message, arg)) : undefined;
       if (page && !(await this.stillExact(page, operation, arg))) page = undefined;
-      if (page && message.coding && this.encode) {
+      if (page && this.codingAhead(message)) {
         // Still being built: it goes as it is. Being compressed: served once compressed (its chunks
         // are the compressor's meanwhile); one whose build failed is built again by the request.
         if (!page.encoding && page.state !== 'done') page.asIs = true;
@@ -418,7 +416,8 @@ export class PageBuilder {
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
-        if (message.coding && this.encode && !page.asIs) await this.encodeAhead(page, message.coding);
+        const coding = this.codingAhead(message);
+        if (coding && !page.asIs) await this.encodeAhead(page, coding);
         page.settle('done');
         this.extend(message, page.tail.token(), page.depth + 1);
       } catch {
@@ -431,14 +430,21 @@ export class PageBuilder {
     void build.finally(() => this.building.delete(build));
   }
 
+  /** The coding the pages built ahead of this request's query are compressed in; undefined: they are kept as they are. */
+  private codingAhead(message: RunMessage): ContentCoding | undefined {
+    return this.encode ? message.coding : undefined;
+  }
+
   /** Compresses a page built ahead, complete and not yet read; its uncompressed buffers are filled again. */
   private async encodeAhead(page: AheadPage, coding: ContentCoding): Promise<void> {
     page.encoding = true;
     const before = page.bytes;
-    const whole = await this.encode!(coding, page.pieces(), before);
+    const pieces = page.pieces();
+    const whole = await this.encode!(coding, pieces, before);
     if (page.cancelled) throw CANCELLED;
     if (!whole) return; // under the compression threshold: it goes as it is
-    for (const piece of page.recode(whole, coding)) takeBack(piece.buffer as ArrayBuffer);
+    page.recode(whole, coding);
+    for (const piece of pieces) takeBack(piece.buffer as ArrayBuffer);
     if (!page.taken) this.aheadBytes += page.bytes - before;
   }
 
