@@ -6,7 +6,8 @@
  * README, "RNA quantifications".
  */
 import { once } from 'node:events';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { sql } from './kysely.js';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Registry } from './registry.js';
 

@@ -9,7 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql, type Kysely, type TableMetadata } from 'kysely';
+import type { Kysely, TableMetadata } from 'kysely';
+import { sql } from './kysely.js';
 import { UserError } from '../user-error.js';
 import { insertRows } from './bulk.js';
 import { MIGRATIONS_TABLE, type Migration } from './migrations.js';

@@ -2,7 +2,8 @@
  * Versioned schema migrations. Each area owns its own, with version numbers that never change once
  * released; the registry records which have run, so `repo migrate` and `serve` know where it stands.
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
+import { sql } from './kysely.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 

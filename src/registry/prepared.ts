@@ -6,7 +6,7 @@
  * registry's reconnection like any other query. The caller writes SQL both backends accept.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery } from './kysely.js';
 import type { Registry } from './registry.js';
 
 /** A bound on the statements kept: query texts vary with the number of values in IN lists. */

@@ -6,16 +6,8 @@
  * come, so the server recovers by itself when the database is back.
  */
 import type pg from 'pg';
-import {
-  PostgresDialect,
-  type CompiledQuery,
-  type PostgresPool,
-  type PostgresPoolClient,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import type { CompiledQuery, PostgresPool, PostgresPoolClient, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
+import { PostgresDialect } from './kysely.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
 
 /** SQLSTATE classes and codes, and socket errors, that mean the connection itself is gone. */

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from './kysely.js';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { UserError } from '../user-error.js';

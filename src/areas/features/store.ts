@@ -28,7 +28,8 @@
  * cover every part and attribute values are added to the first part's. childIds are derived from the
  * parent keys, in the order the children were given.
  */
-import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery, sql } from '../../registry/kysely.js';
 import { insertRows } from '../../registry/bulk.js';
 import { preparedSelects, type SelectRunner } from '../../registry/prepared.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';

@@ -7,7 +7,8 @@
  * searches are shaped for two indexes: (quantification, name) for name order, keyset pages and the
  * names filter; (quantification, expression, name) for thresholds that only a few rows pass.
  */
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Kysely, RawBuilder, Transaction } from 'kysely';
+import { sql } from '../../registry/kysely.js';
 import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
