@@ -32,7 +32,7 @@ export async function startServer(location: string, config: ServerConfig): Promi
   if (pageWorkers) cleanups.push(() => pageWorkers.close());
   const app: AppContext = { registry, config, pageWorkers, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
   try {
-    const areaRoutes = areas.map((area) => ({ area: area.name, routes: area.routes(app) }));
+    const areaRoutes = await Promise.all(areas.map(async (area) => ({ area: area.name, routes: await area.routes(app) })));
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];
     const server = await startHttpServer(routes, config, streams);
     return {

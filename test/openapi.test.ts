@@ -37,7 +37,7 @@ describe('GET /openapi.json', () => {
   it('describes every route of every area, each with its own response message and a unique operationId', async () => {
     const { location, registry } = await newRegistry(tempDir());
     const app = { registry, registryLocation: location, config: defaultServerConfig(), areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
-    const areaRoutes = areas.map((area) => ({ area: area.name, routes: area.routes(app) }));
+    const areaRoutes = await Promise.all(areas.map(async (area) => ({ area: area.name, routes: await area.routes(app) })));
     const { problems } = buildOpenApiDocument(areaRoutes);
     assert.deepEqual(problems, []);
     const ids = new Set<string>();

@@ -1,6 +1,5 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
 import { Command } from 'commander';
-import { startServer } from '../app.js';
 import { allMigrations, areas, type CommandContext } from '../areas/index.js';
 import type { InventoryValue } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
@@ -193,6 +192,8 @@ function serveCommand(program: Command): void {
         };
         let server;
         try {
+          // The server's modules (HTTP, web page, page workers, every area's routes) only for `serve`.
+          const { startServer } = await import('../app.js');
           server = await startServer(location, config);
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;

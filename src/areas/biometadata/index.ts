@@ -5,18 +5,7 @@
  */
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { addBiosampleFromFile, addIndividualFromFile } from './loader.js';
-import {
-  Biosample,
-  Individual,
-  SearchBiosamplesRequest,
-  SearchBiosamplesResponse,
-  SearchIndividualsRequest,
-  SearchIndividualsResponse,
-} from './messages.js';
-import { biometadataService, biosampleId, individualId } from './service.js';
 import { biometadataMigrations, listBiosamples, listIndividuals, removeBiosample, removeIndividual } from './store.js';
 
 
@@ -24,7 +13,9 @@ export const biometadataArea: Area = {
   name: 'biometadata',
   migrations: biometadataMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [{ pageReply, recordReply }, { Biosample, Individual, SearchBiosamplesRequest, SearchBiosamplesResponse, SearchIndividualsRequest, SearchIndividualsResponse }, { biometadataService }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = biometadataService(registry, config.paging);
     return [
       {
@@ -61,6 +52,7 @@ export const biometadataArea: Area = {
       .argument('<json>', 'JSON file: one Individual (camelCase or snake_case fields)')
       .action(
         action(async (location: string, dataset: string, file: string) => {
+          const { addIndividualFromFile } = await import('./loader.js');
           const name = await withRegistry(location, (registry) => addIndividualFromFile(registry, dataset, file));
           say(`added individual '${name}' to dataset '${dataset}'`);
         }),
@@ -73,6 +65,7 @@ export const biometadataArea: Area = {
       .argument('<json>', 'JSON file: one Biosample; individualId may name an individual of the dataset')
       .action(
         action(async (location: string, dataset: string, file: string) => {
+          const { addBiosampleFromFile } = await import('./loader.js');
           const added = await withRegistry(location, (registry) => addBiosampleFromFile(registry, dataset, file));
           say(`added biosample '${added.name}' to dataset '${dataset}'${added.individual ? ` (individual '${added.individual}')` : ''}`);
         }),
@@ -111,6 +104,7 @@ export const biometadataArea: Area = {
   },
 
   async inventory(registry) {
+    const { biosampleId, individualId } = await import('./service.js');
     const individuals = await listIndividuals(registry, {});
     const biosamples = await listBiosamples(registry, {});
     const described = (fields: string) => (JSON.parse(fields) as { description?: string }).description ?? '';

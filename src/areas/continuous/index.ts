@@ -5,13 +5,8 @@
  */
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Route } from '../../http/router.js';
 import type { Area, CommandContext } from '../area.js';
-import { openBigWig } from './bigwig.js';
-import { loadContinuousSet } from './loader.js';
-import { ContinuousSet, SearchContinuousRequest, SearchContinuousResponse, SearchContinuousSetsRequest, SearchContinuousSetsResponse } from './messages.js';
-import { continuousService, continuousSetId } from './service.js';
 import { continuousMigrations, listContinuousSets, removeContinuousSet } from './store.js';
 
 /** The version prefix the schema's annotations give these three paths. */
@@ -21,7 +16,9 @@ export const continuousArea: Area = {
   name: 'continuous',
   migrations: continuousMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [{ pageReply, recordReply }, { ContinuousSet, SearchContinuousRequest, SearchContinuousResponse, SearchContinuousSetsRequest, SearchContinuousSetsResponse }, { continuousService }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = continuousService(registry, config.paging);
     const routes: Route[] = [
       {
@@ -57,6 +54,7 @@ export const continuousArea: Area = {
       .option('--source-uri <uri>', 'where the data came from (served as sourceUri)')
       .action(
         action(async (location: string, dataset: string, file: string, opts: { referenceset: string; name?: string; sourceUri?: string }) => {
+          const { loadContinuousSet } = await import('./loader.js');
           const loaded = await withRegistry(location, (registry) =>
             loadContinuousSet(registry, dataset, file, { referenceSet: opts.referenceset, name: opts.name, sourceUri: opts.sourceUri }),
           );
@@ -87,6 +85,7 @@ export const continuousArea: Area = {
   },
 
   async inventory(registry) {
+    const { continuousSetId } = await import('./service.js');
     const sets = await listContinuousSets(registry, undefined, undefined);
     return [
       {
@@ -98,6 +97,7 @@ export const continuousArea: Area = {
   },
 
   async check(registry) {
+    const { openBigWig } = await import('./bigwig.js');
     const problems: string[] = [];
     for (const set of await listContinuousSets(registry, undefined, undefined)) {
       try {

@@ -1,17 +1,16 @@
 import type { Command } from 'commander';
 import { attributesFromJson } from '../../cli/attributes.js';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { Dataset, SearchDatasetsRequest, SearchDatasetsResponse } from './messages.js';
-import { datasetId, datasetService } from './service.js';
 import { addDataset, listDatasets, datasetMigrations, removeDataset, requireDatasetToRemove } from './store.js';
 
 export const datasetsArea: Area = {
   name: 'datasets',
   migrations: datasetMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [{ pageReply, recordReply }, { Dataset, SearchDatasetsRequest, SearchDatasetsResponse }, { datasetService }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = datasetService(registry, config.paging);
     return [
       {
@@ -64,6 +63,7 @@ export const datasetsArea: Area = {
   },
 
   async inventory(registry) {
+    const { datasetId } = await import('./service.js');
     const rows = await listDatasets(registry, undefined, Number.MAX_SAFE_INTEGER);
     return [{ title: 'Datasets', columns: ['id', 'name', 'description'], rows: rows.map((r) => [datasetId(r.name), r.name, r.description]) }];
   },

@@ -4,18 +4,17 @@
  */
 import type { Command } from 'commander';
 import { action, progressReporter, say } from '../../cli/output.js';
-import { pageReply, recordReply, writtenRecordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { loadFeatureSet, type FeatureSetOptions } from './loader.js';
-import { FeatureSet, SearchFeatureSetsRequest, SearchFeatureSetsResponse, SearchFeaturesRequest, SearchFeaturesResponse } from './messages.js';
-import { featureService, featureSetId } from './service.js';
+import type { FeatureSetOptions } from './loader.js';
 import { featureMigrations, listAllFeatureSets, removeFeatureSet } from './store.js';
 
 export const featuresArea: Area = {
   name: 'features',
   migrations: featureMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [{ pageReply, recordReply, writtenRecordReply }, { FeatureSet, SearchFeatureSetsRequest, SearchFeatureSetsResponse, SearchFeaturesRequest, SearchFeaturesResponse }, { featureService }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = featureService(registry, config.paging, config.registryCacheMs);
     return [
       {
@@ -56,6 +55,7 @@ export const featuresArea: Area = {
       .option('--source-uri <uri>', 'where the GFF3 came from (served as sourceUri)')
       .action(
         action(async (location: string, dataset: string, file: string, opts: { referenceset: string; name?: string; ontology?: string; sourceUri?: string }) => {
+          const { loadFeatureSet } = await import('./loader.js');
           const progress = progressReporter(`loading ${file}`);
           const options: FeatureSetOptions = {
             referenceSet: opts.referenceset,
@@ -92,6 +92,7 @@ export const featuresArea: Area = {
   },
 
   async inventory(registry) {
+    const { featureSetId } = await import('./service.js');
     const sets = await listAllFeatureSets(registry);
     return [
       {

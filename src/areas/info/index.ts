@@ -4,10 +4,9 @@
  * as today's GA4GH services expose).
  */
 import type { Command } from 'commander';
-import { PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION } from '../../config.js';
-import { Attributes, attributesOf } from '../../protocol/common.js';
-import { recordReply } from '../../protocol/reply.js';
-import { message, t, writeMessage } from '../../protocol/schema.js';
+import { PROTOCOL_VERSION } from '../../config.js';
+import { Attributes } from '../../protocol/common.js';
+import { message, t } from '../../protocol/schema.js';
 import type { Area } from '../area.js';
 
 export const GetInfoResponse = message('GetInfoResponse', {
@@ -39,7 +38,9 @@ export const defaultServiceInfoOptions = {
 export const infoArea: Area = {
   name: 'info',
   migrations: [],
-  routes({ areaNames, config }) {
+  async routes({ areaNames, config }) {
+    const [{ SERVER_NAME, SERVER_VERSION }, { attributesOf }, { recordReply }, { writeMessage }] =
+      await Promise.all([import('../../config.js'), import('../../protocol/common.js'), import('../../protocol/reply.js'), import('../../protocol/schema.js')]);
     const areas = areaNames.filter((name) => name !== 'info');
     const info = {
       protocolVersion: PROTOCOL_VERSION,

@@ -7,7 +7,6 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import type { Area, CommandContext } from '../area.js';
-import { readOboTerms } from './obo.js';
 import { addOntology, listOntologies, ontologyMigrations, removeOntology } from './store.js';
 
 export { Ontology, type Term } from './ontology.js';
@@ -31,6 +30,7 @@ export const ontologiesArea: Area = {
       .option('--name <name>', 'ontology name (default: the file name without .obo)')
       .action(
         action(async (location: string, file: string, opts: { name?: string }) => {
+          const { readOboTerms } = await import('./obo.js');
           const name = opts.name ?? defaultName(file);
           const header: Record<string, string> = {};
           const count = await withRegistry(location, (registry) =>

@@ -6,26 +6,15 @@
 import { Option, type Command } from 'commander';
 import { action, formatTable, integerAtLeast, say } from '../../cli/output.js';
 import type { GAException } from '../../protocol/errors.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
 import { UserError } from '../../user-error.js';
 import type { Area, CommandContext } from '../area.js';
-import { scheduleAnnouncements } from './announce-to.js';
-import { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse } from './messages.js';
-import {
-  attributesFromJson,
-  defaultPeerSettings,
-  operatorUrl,
-  PEER_POLICIES,
-  peerService,
-  peerSettingsOf,
-  readSeedFile,
-  seedPeers,
-  type Remote,
-} from './service.js';
+import type { Remote } from './service.js';
+import { defaultPeerSettings, PEER_POLICIES } from './settings.js';
 import { deletePeer, listAnnouncements, listPeers, peerMigrations, upsertPeer } from './store.js';
 
 /** What the operator gave for start-up announcements, checked before the server starts. */
-function announceTargetsOf(options: Record<string, unknown>): { publicUrl: string; targets: string[] } | undefined {
+async function announceTargetsOf(options: Record<string, unknown>): Promise<{ publicUrl: string; targets: string[] } | undefined> {
+  const { operatorUrl } = await import('./service.js');
   const targets = (options.announceTo as string[] | undefined) ?? [];
   if (!targets.length) return undefined;
   if (typeof options.publicUrl !== 'string') throw new UserError('--announce-to needs --public-url: the URL other servers should list');
@@ -39,7 +28,9 @@ export const peersArea: Area = {
   name: 'peers',
   migrations: peerMigrations,
 
-  routes({ registry, config, onClose }) {
+  async routes({ registry, config, onClose }) {
+    const [{ pageReply, recordReply }, { scheduleAnnouncements }, { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse }, { peerService, peerSettingsOf, readSeedFile, seedPeers }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./announce-to.js'), import('./messages.js'), import('./service.js')]);
     const service = peerService(registry, config.paging, peerSettingsOf(config.options));
     onClose(() => service.close());
 
@@ -48,7 +39,7 @@ export const peersArea: Area = {
     const seeded = seedFile ? seedPeers(registry, readSeedFile(seedFile)) : Promise.resolve();
     seeded.catch((e) => process.stderr.write(`ga4gh: seeding peers from ${seedFile} failed: ${(e as Error).message}\n`));
 
-    const outgoing = announceTargetsOf(config.options);
+    const outgoing = await announceTargetsOf(config.options);
     if (outgoing) {
       const announcing = scheduleAnnouncements(outgoing.targets, outgoing.publicUrl, ({ target, ok, detail }) =>
         process.stderr.write(
@@ -111,6 +102,7 @@ export const peersArea: Area = {
       .option('--attributes <json>', 'attributes: {"key": "value" or [values]}, or the wire form {"attr": {...}}')
       .action(
         action(async (location: string, raw: string, opts: { attributes?: string }) => {
+          const { attributesFromJson, operatorUrl } = await import('./service.js');
           const url = operatorUrl(raw);
           const attributes = opts.attributes === undefined ? undefined : attributesFromJson(opts.attributes);
           const added = await withRegistry(location, (registry) => upsertPeer(registry, url, attributes, 'operator'));
@@ -124,6 +116,7 @@ export const peersArea: Area = {
       .argument('<url>')
       .action(
         action(async (location: string, raw: string) => {
+          const { operatorUrl } = await import('./service.js');
           const url = operatorUrl(raw);
           const removed = await withRegistry(location, (registry) => deletePeer(registry, url));
           if (!removed) throw new UserError(`no peer ${url} in ${location}`);

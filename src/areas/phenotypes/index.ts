@@ -4,18 +4,7 @@
  */
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { loadPhenotypeSet, unloadPhenotypeSet } from './loader.js';
-import {
-  SearchGenotypePhenotypeRequest,
-  SearchGenotypePhenotypeResponse,
-  SearchPhenotypeAssociationSetsRequest,
-  SearchPhenotypeAssociationSetsResponse,
-  SearchPhenotypesRequest,
-  SearchPhenotypesResponse,
-} from './messages.js';
-import { phenotypeService, phenotypeSetId } from './service.js';
 import { listPhenotypeSets, phenotypeMigrations } from './store.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -24,7 +13,19 @@ export const phenotypesArea: Area = {
   name: 'phenotypes',
   migrations: phenotypeMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [
+      { pageReply },
+      {
+        SearchGenotypePhenotypeRequest,
+        SearchGenotypePhenotypeResponse,
+        SearchPhenotypeAssociationSetsRequest,
+        SearchPhenotypeAssociationSetsResponse,
+        SearchPhenotypesRequest,
+        SearchPhenotypesResponse,
+      },
+      { phenotypeService },
+    ] = await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = phenotypeService(registry, config.paging, config.registryCacheMs);
     return [
       {
@@ -59,6 +60,7 @@ export const phenotypesArea: Area = {
       .option('--ontology <name>', 'registered ontology whose subclasses term queries include, and whose labels name terms (repeatable)', collect)
       .action(
         action(async (location: string, dataset: string, path: string, opts: { name?: string; ontology?: string[] }) => {
+          const { loadPhenotypeSet } = await import('./loader.js');
           const loaded = await withRegistry(location, (registry) =>
             loadPhenotypeSet(registry, dataset, path, { name: opts.name, ontologies: opts.ontology }),
           );
@@ -76,6 +78,7 @@ export const phenotypesArea: Area = {
       .argument('<name>')
       .action(
         action(async (location: string, dataset: string, name: string) => {
+          const { unloadPhenotypeSet } = await import('./loader.js');
           await withRegistry(location, (registry) => unloadPhenotypeSet(registry, dataset, name));
           say(`removed phenotype association set '${name}' from dataset '${dataset}'`);
         }),
@@ -87,6 +90,7 @@ export const phenotypesArea: Area = {
   },
 
   async inventory(registry) {
+    const { phenotypeSetId } = await import('./service.js');
     const sets = await listPhenotypeSets(registry, undefined, undefined);
     const ontologies = await registry.db.selectFrom('phenotype_association_set_ontology').selectAll().execute();
     return [

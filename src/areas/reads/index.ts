@@ -1,18 +1,16 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { loadReadGroupSet, type ReadGroupSetOptions } from './loader.js';
-import { ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest } from './messages.js';
-import { openAlignmentSource } from './alignment-files.js';
-import { readService, toReadGroupSetRecord } from './service.js';
+import type { ReadGroupSetOptions } from './loader.js';
 import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
 
 export const readsArea: Area = {
   name: 'reads',
   migrations: readMigrations,
 
-  routes({ registry, config, pageWorkers }) {
+  async routes({ registry, config, pageWorkers }) {
+    const [{ pageReply, recordReply, streamReply }, { ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest }, { readService }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = readService(registry, config.paging, config.registryCacheMs);
     // Pages of alignments are built in the page workers unless told otherwise.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
@@ -54,6 +52,7 @@ export const readsArea: Area = {
       .option('--biosample-id <name>', 'the biosample of the same dataset the reads come from')
       .action(
         action(async (location: string, dataset: string, file: string, opts: ReadGroupSetOptions) => {
+          const { loadReadGroupSet } = await import('./loader.js');
           const loaded = await withRegistry(location, (registry) => loadReadGroupSet(registry, dataset, file, opts));
           for (const warning of loaded.warnings) say(`warning: ${warning}`);
           const counts = loaded.aligned === undefined ? '' : `, ${loaded.aligned} aligned and ${loaded.unaligned} unaligned read(s)`;
@@ -75,6 +74,7 @@ export const readsArea: Area = {
   },
 
   async inventory(registry) {
+    const { toReadGroupSetRecord } = await import('./service.js');
     const rows = (await listReadGroupSets(registry, {}, undefined)).map((row) => {
       const record = toReadGroupSetRecord(row);
       return [
@@ -102,6 +102,7 @@ export const readsArea: Area = {
   },
 
   async check(registry) {
+    const { openAlignmentSource } = await import('./alignment-files.js');
     const problems: string[] = [];
     for (const row of await listReadGroupSets(registry, {}, undefined)) {
       try {

@@ -1,27 +1,11 @@
 import type { Command } from 'commander';
 import { action, byteProgress, commaList, say } from '../../cli/output.js';
-import { GAException } from '../../protocol/errors.js';
-import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
-import { keyOf, type NamingForm } from '../../protocol/schema.js';
+import type { Reply } from '../../protocol/reply.js';
+import type { NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import { UserError } from '../../user-error.js';
-import { loadReferenceSet, type ReferenceSetOptions } from './loader.js';
-import {
-  ListReferenceBasesQuery,
-  ListReferenceBasesRequest,
-  ListReferenceBasesResponse,
-  Reference,
-  ReferenceSet,
-  SearchReferenceSetsRequest,
-  SearchReferenceSetsResponse,
-  SearchReferencesRequest,
-  SearchReferencesResponse,
-  type BasesPage,
-  type BasesRequest,
-} from './messages.js';
-import { checkReferenceSets } from './check.js';
-import { SequenceFiles } from './sequences.js';
-import { referenceService, referenceSetId } from './service.js';
+import type { ReferenceSetOptions } from './loader.js';
+import type { BasesPage, BasesRequest } from './messages.js';
 import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
 
 /**
@@ -29,8 +13,7 @@ import { listReferences, listReferenceSets, referenceMigrations, removeReference
  * a 1 Mb page as a JavaScript string cost ~2 ms to escape and ~1.5 ms to encode again, more than the
  * whole read (P2: 71-94 -> 190-240 M bases/s in a prototype against samtools' 124-155 M).
  */
-function basesReply(page: BasesPage): Reply {
-  const key = (field: string, form: NamingForm) => keyOf(ListReferenceBasesResponse, field, form);
+function basesReply(page: BasesPage, key: (field: string, form: NamingForm) => string): Reply {
   return {
     kind: 'bytes',
     chunks(form) {
@@ -45,9 +28,35 @@ export const referencesArea: Area = {
   name: 'references',
   migrations: referenceMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [
+      { GAException },
+      { pageReply, recordReply },
+      { keyOf },
+      {
+        ListReferenceBasesQuery,
+        ListReferenceBasesRequest,
+        ListReferenceBasesResponse,
+        Reference,
+        ReferenceSet,
+        SearchReferenceSetsRequest,
+        SearchReferenceSetsResponse,
+        SearchReferencesRequest,
+        SearchReferencesResponse,
+      },
+      { SequenceFiles },
+      { referenceService },
+    ] = await Promise.all([
+      import('../../protocol/errors.js'),
+      import('../../protocol/reply.js'),
+      import('../../protocol/schema.js'),
+      import('./messages.js'),
+      import('./sequences.js'),
+      import('./service.js'),
+    ]);
     const service = referenceService(registry, config, new SequenceFiles());
-    const bases = async (id: string, request: BasesRequest) => basesReply(await service.listBases(id, request));
+    const key = (field: string, form: NamingForm) => keyOf(ListReferenceBasesResponse, field, form);
+    const bases = async (id: string, request: BasesRequest) => basesReply(await service.listBases(id, request), key);
     return [
       {
         method: 'POST',
@@ -117,6 +126,7 @@ export const referencesArea: Area = {
       .option('--reference-accessions <file>', 'accessions of single references: lines of NAME ACCESSION[,ACCESSION...]')
       .action(
         action(async (location: string, fasta: string, opts: ReferenceSetOptions) => {
+          const { loadReferenceSet } = await import('./loader.js');
           const progress = byteProgress('reading');
           const loaded = await withRegistry(location, (registry) =>
             loadReferenceSet(registry, fasta, { ...opts, progress: (read, size) => progress.update(fasta, read, size) }),
@@ -144,6 +154,7 @@ export const referencesArea: Area = {
   },
 
   async inventory(registry) {
+    const { referenceSetId } = await import('./service.js');
     const sets = await listReferenceSets(registry);
     const rows: InventoryValue[][] = [];
     for (const set of sets) {
@@ -153,5 +164,8 @@ export const referencesArea: Area = {
     return [{ title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
   },
 
-  check: checkReferenceSets,
+  async check(registry, options) {
+    const { checkReferenceSets } = await import('./check.js');
+    return checkReferenceSets(registry, options);
+  },
 };

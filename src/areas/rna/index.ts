@@ -1,22 +1,9 @@
 import { Option, type Command } from 'commander';
 import { action, commaList, progressReporter, say } from '../../cli/output.js';
-import { pageReply, recordReply } from '../../protocol/reply.js';
 import { requireDataset } from '../datasets/store.js';
 import type { Area, CommandContext } from '../area.js';
 import { FORMATS } from './formats.js';
-import { loadQuantification, type QuantificationOptions } from './loader.js';
-import {
-  ExpressionLevel,
-  RnaQuantification,
-  RnaQuantificationSet,
-  SearchExpressionLevelsRequest,
-  SearchExpressionLevelsResponse,
-  SearchRnaQuantificationSetsRequest,
-  SearchRnaQuantificationSetsResponse,
-  SearchRnaQuantificationsRequest,
-  SearchRnaQuantificationsResponse,
-} from './messages.js';
-import { quantificationId, quantificationSetId, rnaService } from './service.js';
+import type { QuantificationOptions } from './loader.js';
 import {
   addQuantificationSet,
   listAllQuantifications,
@@ -32,7 +19,22 @@ export const rnaArea: Area = {
   name: 'rna',
   migrations: rnaMigrations,
 
-  routes({ registry, config }) {
+  async routes({ registry, config }) {
+    const [
+      { pageReply, recordReply },
+      {
+        ExpressionLevel,
+        RnaQuantification,
+        RnaQuantificationSet,
+        SearchExpressionLevelsRequest,
+        SearchExpressionLevelsResponse,
+        SearchRnaQuantificationSetsRequest,
+        SearchRnaQuantificationSetsResponse,
+        SearchRnaQuantificationsRequest,
+        SearchRnaQuantificationsResponse,
+      },
+      { rnaService },
+    ] = await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = rnaService(registry, config.paging);
     return [
       {
@@ -105,6 +107,7 @@ export const rnaArea: Area = {
       .option('--program <name:version>', 'program that produced the table (repeatable; default: the format\'s program)', collect)
       .action(
         action(async (location: string, dataset: string, set: string, file: string, opts: QuantificationOptions & { program?: string[] }) => {
+          const { loadQuantification } = await import('./loader.js');
           const progress = progressReporter(`loading ${file}`);
           const loaded = await withRegistry(location, (registry) =>
             loadQuantification(registry, dataset, set, file, { ...opts, programs: opts.program, progress: progress.update }),
@@ -140,6 +143,7 @@ export const rnaArea: Area = {
   },
 
   async inventory(registry) {
+    const { quantificationId, quantificationSetId } = await import('./service.js');
     const sets = await listQuantificationSets(registry, undefined, undefined);
     const quantifications = await listAllQuantifications(registry);
     return [

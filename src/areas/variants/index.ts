@@ -1,26 +1,16 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
-import { loadVariantSet, type VariantSetOptions } from './loader.js';
-import {
-  CallSet,
-  SearchCallSetsRequest,
-  SearchCallSetsResponse,
-  SearchVariantSetsRequest,
-  SearchVariantSetsResponse,
-  SearchVariantsRequest,
-  VariantSet,
-} from './messages.js';
-import { variantService, variantSetId } from './service.js';
+import type { VariantSetOptions } from './loader.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
-import { checkVariantSets } from './check.js';
 
 export const variantsArea: Area = {
   name: 'variants',
   migrations: variantMigrations,
 
-  routes({ registry, config, pageWorkers }) {
+  async routes({ registry, config, pageWorkers }) {
+    const [{ pageReply, recordReply, streamReply }, { CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet }, { variantService }] =
+      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
     const service = variantService(registry, config.paging, config.registryCacheMs);
     // Pages and variants with their calls are built in the page workers unless told otherwise.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
@@ -77,6 +67,7 @@ export const variantsArea: Area = {
       .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded)')
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
+          const { loadVariantSet } = await import('./loader.js');
           const loaded = await withRegistry(location, (registry) => loadVariantSet(registry, dataset, paths, opts));
           for (const note of loaded.notes) say(note);
           for (const file of loaded.createdFiles) say(`created ${file}`);
@@ -106,6 +97,7 @@ export const variantsArea: Area = {
   },
 
   async inventory(registry) {
+    const { variantSetId } = await import('./service.js');
     const rows: InventoryValue[][] = [];
     for (const set of await listVariantSets(registry, undefined, undefined)) {
       const files = await listVariantSetFiles(registry, set.dataset_name, set.name);
@@ -131,5 +123,8 @@ export const variantsArea: Area = {
     ];
   },
 
-  check: checkVariantSets,
+  async check(registry, options) {
+    const { checkVariantSets } = await import('./check.js');
+    return checkVariantSets(registry, options);
+  },
 };
