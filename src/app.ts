@@ -1,5 +1,5 @@
 /** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
-import { allMigrations, areas, type AppContext } from './areas/index.js';
+import { allMigrations, areas, routesOfAreas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
 import { StreamSlots } from './http/limits.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
@@ -32,7 +32,7 @@ export async function startServer(location: string, config: ServerConfig): Promi
   if (pageWorkers) cleanups.push(() => pageWorkers.close());
   const app: AppContext = { registry, config, pageWorkers, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
   try {
-    const areaRoutes = await Promise.all(areas.map(async (area) => ({ area: area.name, routes: await area.routes(app) })));
+    const areaRoutes = await routesOfAreas(app);
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];
     const server = await startHttpServer(routes, config, streams);
     return {

@@ -4,9 +4,9 @@
  * as today's GA4GH services expose).
  */
 import type { Command } from 'commander';
-import { PROTOCOL_VERSION } from '../../config.js';
-import { Attributes } from '../../protocol/common.js';
-import { message, t } from '../../protocol/schema.js';
+import { PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION } from '../../config.js';
+import { Attributes, attributesOf } from '../../protocol/common.js';
+import { message, t, writeMessage } from '../../protocol/schema.js';
 import type { Area } from '../area.js';
 
 export const GetInfoResponse = message('GetInfoResponse', {
@@ -39,8 +39,7 @@ export const infoArea: Area = {
   name: 'info',
   migrations: [],
   async routes({ areaNames, config }) {
-    const [{ SERVER_NAME, SERVER_VERSION }, { attributesOf }, { recordReply }, { writeMessage }] =
-      await Promise.all([import('../../config.js'), import('../../protocol/common.js'), import('../../protocol/reply.js'), import('../../protocol/schema.js')]);
+    const { recordReply } = await import('../../protocol/reply.js');
     const areas = areaNames.filter((name) => name !== 'info');
     const info = {
       protocolVersion: PROTOCOL_VERSION,

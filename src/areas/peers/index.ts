@@ -4,6 +4,7 @@
  * the acceptance policy. `GET /info` lives in the info area.
  */
 import { Option, type Command } from 'commander';
+import { attributesFromJson } from '../../cli/attributes.js';
 import { action, formatTable, integerAtLeast, say } from '../../cli/output.js';
 import type { GAException } from '../../protocol/errors.js';
 import { UserError } from '../../user-error.js';
@@ -11,10 +12,10 @@ import type { Area, CommandContext } from '../area.js';
 import type { Remote } from './service.js';
 import { defaultPeerSettings, PEER_POLICIES } from './settings.js';
 import { deletePeer, listAnnouncements, listPeers, peerMigrations, upsertPeer } from './store.js';
+import { operatorUrl } from './url.js';
 
 /** What the operator gave for start-up announcements, checked before the server starts. */
-async function announceTargetsOf(options: Record<string, unknown>): Promise<{ publicUrl: string; targets: string[] } | undefined> {
-  const { operatorUrl } = await import('./service.js');
+function announceTargetsOf(options: Record<string, unknown>): { publicUrl: string; targets: string[] } | undefined {
   const targets = (options.announceTo as string[] | undefined) ?? [];
   if (!targets.length) return undefined;
   if (typeof options.publicUrl !== 'string') throw new UserError('--announce-to needs --public-url: the URL other servers should list');
@@ -39,7 +40,7 @@ export const peersArea: Area = {
     const seeded = seedFile ? seedPeers(registry, readSeedFile(seedFile)) : Promise.resolve();
     seeded.catch((e) => process.stderr.write(`ga4gh: seeding peers from ${seedFile} failed: ${(e as Error).message}\n`));
 
-    const outgoing = await announceTargetsOf(config.options);
+    const outgoing = announceTargetsOf(config.options);
     if (outgoing) {
       const announcing = scheduleAnnouncements(outgoing.targets, outgoing.publicUrl, ({ target, ok, detail }) =>
         process.stderr.write(
@@ -102,7 +103,6 @@ export const peersArea: Area = {
       .option('--attributes <json>', 'attributes: {"key": "value" or [values]}, or the wire form {"attr": {...}}')
       .action(
         action(async (location: string, raw: string, opts: { attributes?: string }) => {
-          const { attributesFromJson, operatorUrl } = await import('./service.js');
           const url = operatorUrl(raw);
           const attributes = opts.attributes === undefined ? undefined : attributesFromJson(opts.attributes);
           const added = await withRegistry(location, (registry) => upsertPeer(registry, url, attributes, 'operator'));
@@ -116,7 +116,6 @@ export const peersArea: Area = {
       .argument('<url>')
       .action(
         action(async (location: string, raw: string) => {
-          const { operatorUrl } = await import('./service.js');
           const url = operatorUrl(raw);
           const removed = await withRegistry(location, (registry) => deletePeer(registry, url));
           if (!removed) throw new UserError(`no peer ${url} in ${location}`);

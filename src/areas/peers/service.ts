@@ -25,7 +25,7 @@ import {
   type PeerRow,
 } from './store.js';
 import { defaultPeerSettings, type PeerPolicy, type PeerSettings } from './settings.js';
-import { normalisePeerUrl } from './url.js';
+import { normalisePeerUrl, operatorUrl } from './url.js';
 import { verifyPeer } from './verify.js';
 
 /** Largest announced Attributes kept, as JSON text. */
@@ -230,15 +230,6 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
       await Promise.allSettled([...settling]);
     },
   };
-}
-
-export { attributesFromJson } from '../../cli/attributes.js';
-
-/** A URL the operator typed, normalised, or a UserError saying what is wrong with it. */
-export function operatorUrl(raw: string, where = 'URL'): string {
-  const checked = normalisePeerUrl(raw);
-  if (!checked.ok) throw new UserError(`${where} ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '...' : raw)} ${checked.reason}`);
-  return checked.url;
 }
 
 /** The URLs of a seed file (`serve --peers`): one a line; blank lines and `#` comments are skipped. */

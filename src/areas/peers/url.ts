@@ -2,6 +2,7 @@
  * Peer URLs: the one normal form they are stored in, and the reasons a URL is refused. Shared by the
  * announce endpoint, the CLI and the seed file, so every way into the list applies the same rules.
  */
+import { UserError } from '../../user-error.js';
 
 /** Longest announced URL accepted; real base URLs are far shorter. */
 export const MAX_PEER_URL_LENGTH = 2048;
@@ -32,4 +33,11 @@ export function normalisePeerUrl(raw: string): UrlCheck {
   if (url.hash || text.includes('#')) return { ok: false, reason: 'must not have a fragment (a base URL is expected)' };
   const path = url.pathname.replace(/\/+$/, '');
   return { ok: true, url: `${url.protocol}//${url.host}${path}` };
+}
+
+/** A URL the operator typed, normalised, or a UserError saying what is wrong with it. */
+export function operatorUrl(raw: string, where = 'URL'): string {
+  const checked = normalisePeerUrl(raw);
+  if (!checked.ok) throw new UserError(`${where} ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '...' : raw)} ${checked.reason}`);
+  return checked.url;
 }
