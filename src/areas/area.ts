@@ -47,10 +47,11 @@ export interface InventorySection {
 }
 
 /**
- * An area's index module imports only what every command needs (its store, with its migrations): its
- * services, loaders and messages are imported where they are used (`routes`, a command's action,
- * `inventory`, `check`). Every `ga4gh repo` command is a process of its own, and loading every area's
- * modules at each start cost ~0.45 s of it.
+ * An area's index module imports statically only its store (with its migrations) and the protocol
+ * layer's shared modules, which every start loads anyway; its services, loaders and messages are
+ * imported where they are used (`routes`, a command's action, `inventory`, `check`). Every
+ * `ga4gh repo` command is a process of its own, and loading every area's modules at each start cost
+ * ~0.45 s of it.
  */
 export interface Area {
   name: string;

@@ -3,6 +3,7 @@
  * variant annotation set beside its variant set. `repo add-variantset` registers the set (plan.ts);
  * this area serves it and lists it.
  */
+import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area } from '../area.js';
 import type { AnalysisRecord } from './messages.js';
 import { annotationMigrations, listAnnotationSets } from './store.js';
@@ -12,8 +13,8 @@ export const annotationsArea: Area = {
   migrations: annotationMigrations,
 
   async routes({ registry, config, pageWorkers }) {
-    const [{ pageReply, recordReply, streamReply }, { SearchVariantAnnotationSetsRequest, SearchVariantAnnotationSetsResponse, SearchVariantAnnotationsRequest, VariantAnnotationSet }, { annotationService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ SearchVariantAnnotationSetsRequest, SearchVariantAnnotationSetsResponse, SearchVariantAnnotationsRequest, VariantAnnotationSet }, { annotationService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = annotationService(registry, config.paging, config.registryCacheMs);
     // Pages of annotations are built in the page workers unless told otherwise, as pages of variants are.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);

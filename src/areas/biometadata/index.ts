@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { biometadataMigrations, listBiosamples, listIndividuals, removeBiosample, removeIndividual } from './store.js';
 
@@ -14,8 +15,8 @@ export const biometadataArea: Area = {
   migrations: biometadataMigrations,
 
   async routes({ registry, config }) {
-    const [{ pageReply, recordReply }, { Biosample, Individual, SearchBiosamplesRequest, SearchBiosamplesResponse, SearchIndividualsRequest, SearchIndividualsResponse }, { biometadataService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ Biosample, Individual, SearchBiosamplesRequest, SearchBiosamplesResponse, SearchIndividualsRequest, SearchIndividualsResponse }, { biometadataService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = biometadataService(registry, config.paging);
     return [
       {

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import type { Route } from '../../http/router.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { continuousMigrations, listContinuousSets, removeContinuousSet } from './store.js';
 
@@ -17,8 +18,8 @@ export const continuousArea: Area = {
   migrations: continuousMigrations,
 
   async routes({ registry, config }) {
-    const [{ pageReply, recordReply }, { ContinuousSet, SearchContinuousRequest, SearchContinuousResponse, SearchContinuousSetsRequest, SearchContinuousSetsResponse }, { continuousService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ ContinuousSet, SearchContinuousRequest, SearchContinuousResponse, SearchContinuousSetsRequest, SearchContinuousSetsResponse }, { continuousService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = continuousService(registry, config.paging);
     const routes: Route[] = [
       {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { attributesFromJson } from '../../cli/attributes.js';
 import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { addDataset, listDatasets, datasetMigrations, removeDataset, requireDatasetToRemove } from './store.js';
 
@@ -9,8 +10,8 @@ export const datasetsArea: Area = {
   migrations: datasetMigrations,
 
   async routes({ registry, config }) {
-    const [{ pageReply, recordReply }, { Dataset, SearchDatasetsRequest, SearchDatasetsResponse }, { datasetService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ Dataset, SearchDatasetsRequest, SearchDatasetsResponse }, { datasetService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = datasetService(registry, config.paging);
     return [
       {

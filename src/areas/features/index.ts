@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { action, progressReporter, say } from '../../cli/output.js';
+import { pageReply, recordReply, writtenRecordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import type { FeatureSetOptions } from './loader.js';
 import { featureMigrations, listAllFeatureSets, removeFeatureSet } from './store.js';
@@ -13,8 +14,8 @@ export const featuresArea: Area = {
   migrations: featureMigrations,
 
   async routes({ registry, config }) {
-    const [{ pageReply, recordReply, writtenRecordReply }, { FeatureSet, SearchFeatureSetsRequest, SearchFeatureSetsResponse, SearchFeaturesRequest, SearchFeaturesResponse }, { featureService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ FeatureSet, SearchFeatureSetsRequest, SearchFeatureSetsResponse, SearchFeaturesRequest, SearchFeaturesResponse }, { featureService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = featureService(registry, config.paging, config.registryCacheMs);
     return [
       {

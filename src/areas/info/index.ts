@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION } from '../../config.js';
 import { Attributes, attributesOf } from '../../protocol/common.js';
+import { recordReply } from '../../protocol/reply.js';
 import { message, t, writeMessage } from '../../protocol/schema.js';
 import type { Area } from '../area.js';
 
@@ -39,7 +40,6 @@ export const infoArea: Area = {
   name: 'info',
   migrations: [],
   async routes({ areaNames, config }) {
-    const { recordReply } = await import('../../protocol/reply.js');
     const areas = areaNames.filter((name) => name !== 'info');
     const info = {
       protocolVersion: PROTOCOL_VERSION,

@@ -8,6 +8,7 @@ import { attributesFromJson } from '../../cli/attributes.js';
 import { action, formatTable, integerAtLeast, say } from '../../cli/output.js';
 import type { GAException } from '../../protocol/errors.js';
 import { UserError } from '../../user-error.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import type { Remote } from './service.js';
 import { defaultPeerSettings, PEER_POLICIES } from './settings.js';
@@ -30,8 +31,8 @@ export const peersArea: Area = {
   migrations: peerMigrations,
 
   async routes({ registry, config, onClose }) {
-    const [{ pageReply, recordReply }, { scheduleAnnouncements }, { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse }, { peerService, peerSettingsOf, readSeedFile, seedPeers }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./announce-to.js'), import('./messages.js'), import('./service.js')]);
+    const [{ scheduleAnnouncements }, { AnnouncePeerRequest, AnnouncePeerResponse, ListPeersRequest, ListPeersResponse }, { peerService, peerSettingsOf, readSeedFile, seedPeers }] =
+      await Promise.all([import('./announce-to.js'), import('./messages.js'), import('./service.js')]);
     const service = peerService(registry, config.paging, peerSettingsOf(config.options));
     onClose(() => service.close());
 

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { pageReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import { listPhenotypeSets, phenotypeMigrations } from './store.js';
 
@@ -15,7 +16,6 @@ export const phenotypesArea: Area = {
 
   async routes({ registry, config }) {
     const [
-      { pageReply },
       {
         SearchGenotypePhenotypeRequest,
         SearchGenotypePhenotypeResponse,
@@ -25,7 +25,7 @@ export const phenotypesArea: Area = {
         SearchPhenotypesResponse,
       },
       { phenotypeService },
-    ] = await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    ] = await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = phenotypeService(registry, config.paging, config.registryCacheMs);
     return [
       {

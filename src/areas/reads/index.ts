@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import type { ReadGroupSetOptions } from './loader.js';
 import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
@@ -9,8 +10,8 @@ export const readsArea: Area = {
   migrations: readMigrations,
 
   async routes({ registry, config, pageWorkers }) {
-    const [{ pageReply, recordReply, streamReply }, { ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest }, { readService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest }, { readService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = readService(registry, config.paging, config.registryCacheMs);
     // Pages of alignments are built in the page workers unless told otherwise.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);

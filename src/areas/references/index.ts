@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { action, byteProgress, commaList, say } from '../../cli/output.js';
-import type { Reply } from '../../protocol/reply.js';
-import type { NamingForm } from '../../protocol/schema.js';
+import { GAException } from '../../protocol/errors.js';
+import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
+import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import { UserError } from '../../user-error.js';
 import type { ReferenceSetOptions } from './loader.js';
@@ -30,9 +31,6 @@ export const referencesArea: Area = {
 
   async routes({ registry, config }) {
     const [
-      { GAException },
-      { pageReply, recordReply },
-      { keyOf },
       {
         ListReferenceBasesQuery,
         ListReferenceBasesRequest,
@@ -47,9 +45,6 @@ export const referencesArea: Area = {
       { SequenceFiles },
       { referenceService },
     ] = await Promise.all([
-      import('../../protocol/errors.js'),
-      import('../../protocol/reply.js'),
-      import('../../protocol/schema.js'),
       import('./messages.js'),
       import('./sequences.js'),
       import('./service.js'),

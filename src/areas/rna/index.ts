@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { action, commaList, progressReporter, say } from '../../cli/output.js';
+import { pageReply, recordReply } from '../../protocol/reply.js';
 import { requireDataset } from '../datasets/store.js';
 import type { Area, CommandContext } from '../area.js';
 import { FORMATS } from './formats.js';
@@ -21,7 +22,6 @@ export const rnaArea: Area = {
 
   async routes({ registry, config }) {
     const [
-      { pageReply, recordReply },
       {
         ExpressionLevel,
         RnaQuantification,
@@ -34,7 +34,7 @@ export const rnaArea: Area = {
         SearchRnaQuantificationsResponse,
       },
       { rnaService },
-    ] = await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    ] = await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = rnaService(registry, config.paging);
     return [
       {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
@@ -9,8 +10,8 @@ export const variantsArea: Area = {
   migrations: variantMigrations,
 
   async routes({ registry, config, pageWorkers }) {
-    const [{ pageReply, recordReply, streamReply }, { CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet }, { variantService }] =
-      await Promise.all([import('../../protocol/reply.js'), import('./messages.js'), import('./service.js')]);
+    const [{ CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet }, { variantService }] =
+      await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = variantService(registry, config.paging, config.registryCacheMs);
     // Pages and variants with their calls are built in the page workers unless told otherwise.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
