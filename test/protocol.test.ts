@@ -156,6 +156,24 @@ describe('ids', () => {
     }
   });
 
+  it('decoded again (from the ids kept) are still checked against the kind asked for, and cannot be changed', () => {
+    const id = encodeId(['NCBI37', '1']);
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(decodeId(id, IdKinds.reference), ['NCBI37', '1']);
+      rejects(() => decodeId(id, IdKinds.referenceSet), 404, /no reference set with id/);
+      rejects(() => decodeId(id, IdKinds.variantSet), 404, /no variant set with id/);
+    }
+    const tagged = encodeId(['ds', 'rgs', 'set']);
+    assert.deepEqual(decodeId(tagged, IdKinds.readGroupSet), ['ds', 'rgs', 'set']);
+    rejects(() => decodeId(tagged, IdKinds.variantSet), 404, /no variant set with id/);
+    assert.throws(() => (decodeId(id, IdKinds.reference) as string[]).push('x'));
+    assert.deepEqual(decodeId(id, IdKinds.reference), ['NCBI37', '1']);
+    // More ids than are kept: each still decodes to its own names, the first ones too.
+    const many = Array.from({ length: 5000 }, (_, i) => ['set', `ref${i}`]);
+    for (const names of many) assert.deepEqual(decodeId(encodeId(names), IdKinds.reference), names);
+    for (const names of many.slice(0, 10)) assert.deepEqual(decodeId(encodeId(names), IdKinds.reference), names);
+  });
+
   it('are 404 when malformed or of the wrong kind', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64url');
     for (const bad of ['', '!!', 'abc', b64('{"a":1}'), b64('["a"]'), b64('["a",1]'), b64('[ "a","b"]'), encodeId(['a', 'b']) + '=']) {
