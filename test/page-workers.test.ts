@@ -86,6 +86,8 @@ interface Answer {
   sent: number;
   text: string;
   error?: { kind: string; message: string };
+  /** How many messages the worker posted for it. */
+  messages: number;
 }
 
 /** A builder with the reads (module 0), variants (module 1) and annotations (module 2) operations, and a main thread that writes every chunk at once. */
@@ -118,17 +120,20 @@ function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000
     const chunks: Buffer[] = [];
     let ahead = false;
     let coded: ContentCoding | undefined;
+    let messages = 0;
     return new Promise((resolve) => {
       inboxes.set(id, (m) => {
-        if (m.type === 'ready') ({ ahead, coded } = m);
-        else if (m.type === 'chunk') {
-          chunks.push(Buffer.from(m.bytes));
-          setImmediate(() => builder.receive({ op: 'ack', id }));
-        } else {
+        messages++;
+        if (m.type === 'chunk') {
+          if (m.start) ({ ahead, coded } = m.start);
+          for (const chunk of m.chunks) chunks.push(Buffer.from(chunk));
+          if (!m.end) setImmediate(() => builder.receive({ op: 'ack', id }));
+        }
+        if (m.type === 'error' || m.end) {
           inboxes.delete(id);
           const bytes = Buffer.concat(chunks);
           const decoded = coded === 'gzip' ? gunzipSync(bytes) : coded === 'br' ? brotliDecompressSync(bytes) : bytes;
-          const answer = { ahead, coded, sent: bytes.length, text: decoded.toString('utf8') };
+          const answer = { ahead, coded, sent: bytes.length, text: decoded.toString('utf8'), messages };
           resolve(m.type === 'error' ? { ...answer, error: { kind: m.kind, message: m.message } } : answer);
         }
       });
@@ -179,6 +184,23 @@ describe('pages built ahead', () => {
         assert.equal(ahead.reduce((n, a) => n + JSON.parse(a.text)[list].length, 0), count);
       }
     }
+  });
+
+  it('go to the main thread in one message when complete before their request, and in order when not', async () => {
+    // A page of 1000 reads is ~1.2 MB of JSON: two chunks.
+    const request = { ...readsRequest, pageSize: 1000 };
+    const settled = await harness().pages(0, 'searchReads', request, 'camel', undefined, true);
+    const onRequest = await harness({ maxBytes: 0 }).pages(0, 'searchReads', request);
+    assert.deepEqual(
+      settled.map((a) => a.text),
+      onRequest.map((a) => a.text),
+    );
+    assert.ok(settled.length >= 3 && Buffer.byteLength(settled[1].text) > 1 << 20, `${settled.length} pages`);
+    for (const [i, page] of settled.entries()) {
+      if (i > 0) assert.equal(page.messages, 1, `page ${i}, built ahead and complete: one message`);
+    }
+    // Built on request, a page of several chunks goes as they are written, then ends.
+    assert.ok(onRequest.every((a) => a.messages >= 2), onRequest.map((a) => a.messages).join());
   });
 
   it('are compressed ahead for a client that takes a coding, and are then the bytes of the pages built on request', async () => {

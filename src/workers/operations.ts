@@ -46,22 +46,34 @@ export interface WorkerSettings {
 }
 
 export type ToWorker =
-  /** `coding`: the content coding the reply goes out in; the pages built ahead of its query are compressed so. */
-  | { op: 'run'; id: number; module: number; name: string; arg: unknown; form: NamingForm; coding?: ContentCoding }
-  | { op: 'ack'; id: number }
-  /** A chunk's buffer, back once the socket (or the compressor) is done with it, to be filled again. */
-  | { op: 'spare'; id: 0; buffer: ArrayBuffer }
+  /**
+   * `coding`: the content coding the reply goes out in; the pages built ahead of its query are compressed so.
+   * `spares` (on run and ack): chunk buffers back from the main thread once written, to be filled again.
+   */
+  | { op: 'run'; id: number; module: number; name: string; arg: unknown; form: NamingForm; coding?: ContentCoding; spares?: ArrayBuffer[] }
+  | { op: 'ack'; id: number; spares?: ArrayBuffer[] }
+  /** Spare buffers when several have gathered before a run or an ack could carry them. */
+  | { op: 'spare'; id: 0; spares: ArrayBuffer[] }
   | { op: 'cancel'; id: number }
   /** Whether the server writes as many large responses as it may: no page is built ahead meanwhile. */
   | { op: 'limit'; id: 0; atLimit: boolean }
   | { op: 'close'; id: 0 };
 
+/** How a reply's page was built: `ahead` of its request or not, and `coded` when compressed so already. */
+export interface ReplyStart {
+  ahead: boolean;
+  coded?: ContentCoding;
+}
+
 export type FromWorker =
-  /** The request passed its checks; `ahead` when its page had been built ahead of it, `coded` when compressed so already. */
-  | { type: 'ready'; id: number; ahead: boolean; coded?: ContentCoding }
-  | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number; logDetail?: string }
-  | { type: 'chunk'; id: number; bytes: Uint8Array }
-  | { type: 'end'; id: number };
+  /**
+   * Bytes of a reply. The first message of a request carries `start` (the request passed its checks),
+   * the last `end`; the main thread acks every message but the last. A page complete before its
+   * request came goes in one message: each message costs both threads a wake-up (tens of µs here).
+   */
+  | { type: 'chunk'; id: number; chunks: Uint8Array[]; start?: ReplyStart; end?: true }
+  /** The request failed: before its first chunk (its checks, or its page before a byte was sent), or midway. */
+  | { type: 'error'; id: number; kind: ErrorKindName; message: string; retryAfterSeconds?: number; logDetail?: string };
 
 /** JSON text with object keys sorted: requests that differ only in key order get the same text. */
 export function canonicalJson(value: unknown): string {

@@ -25,7 +25,7 @@ import { adopt, pieceSent, takeForTransfer } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
 import { pageTokenAtEnd, type ContentCoding, type JsonSink, type JsonStream } from '../protocol/reply.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { canonicalJson, type FromWorker, type PageOperation, type PageOperations, type ReadAheadLimits, type ToWorker } from './operations.js';
+import { canonicalJson, type FromWorker, type PageOperation, type PageOperations, type ReadAheadLimits, type ReplyStart, type ToWorker } from './operations.js';
 
 export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
 /** A whole page, held in pieces of `size` bytes in all, compressed into one buffer of its own; undefined when it goes as it is. */
@@ -173,13 +173,17 @@ class AheadPage {
     return this.state === 'done' ? this.tail.token() : undefined;
   }
 
-  /** Its chunks in order, as they are built; throws AHEAD_FAILED when the build fails. */
-  async *read(): AsyncGenerator<Uint8Array> {
+  /**
+   * Its chunks in order, all those built so far at each step (`last` when they end the page), so that
+   * a page complete before its request goes in one message; throws AHEAD_FAILED when the build fails.
+   */
+  async *read(): AsyncGenerator<{ chunks: Uint8Array[]; last: boolean }> {
     for (let i = 0; ; ) {
       if (i < this.chunks.length) {
-        const chunk = this.chunks[i]!;
-        this.chunks[i++] = undefined; // moved to the main thread: nothing left to keep
-        yield chunk;
+        const chunks = this.chunks.slice(i) as Uint8Array[];
+        this.chunks.fill(undefined, i); // moved to the main thread: nothing left to keep
+        i = this.chunks.length;
+        yield { chunks, last: this.state === 'done' };
       } else if (this.state === 'done') return;
       else if (this.state === 'failed') throw AHEAD_FAILED;
       else await this.changed();
@@ -224,6 +228,7 @@ export class PageBuilder {
   ) {}
 
   receive(message: ToWorker): void {
+    if (message.op === 'run' || message.op === 'ack' || message.op === 'spare') for (const buffer of message.spares ?? []) takeBack(buffer);
     switch (message.op) {
       case 'run':
         void this.serve(message);
@@ -247,7 +252,6 @@ export class PageBuilder {
         return;
       }
       case 'spare':
-        takeBack(message.buffer);
         return;
       case 'limit':
         this.atLimit = message.atLimit;
@@ -294,14 +298,13 @@ export class PageBuilder {
           return;
         }
       }
-      this.post({ type: 'ready', id, ahead: page !== undefined, coded: page?.coded });
-      const out = this.sender(id, request);
+      const out = this.sender(id, request, { ahead: page !== undefined, coded: page?.coded });
       try {
         if (page) {
           // The next page is built ahead once this one is complete.
           void page.finished().then((token) => this.extend(message, token));
           try {
-            for await (const chunk of page.read()) await out.send(chunk);
+            for await (const { chunks, last } of page.read()) await out.send(chunks, last);
           } catch (e) {
             if (e !== AHEAD_FAILED) throw e;
             // Its build failed midway: the request builds the page itself, after what was already sent
@@ -314,7 +317,7 @@ export class PageBuilder {
           await stream!.write(out, form);
           if (operation.registration) this.extend(message, out.tail.token());
         }
-        this.post({ type: 'end', id });
+        out.end();
       } catch (e) {
         if (e !== CANCELLED) this.post(describeError(e, id));
       }
@@ -323,23 +326,40 @@ export class PageBuilder {
     }
   }
 
-  /** A sink that hands each chunk to the main thread; it waits while CHUNKS_IN_FLIGHT are not written there. */
-  private sender(id: number, request: Request) {
+  /**
+   * A sink that hands chunks to the main thread; it waits while CHUNKS_IN_FLIGHT messages are not
+   * written there. Its first message says how the reply was built (`start`), its last ends it.
+   */
+  private sender(id: number, request: Request, start: ReplyStart) {
     const tail = new Tail();
     const post = this.post;
+    let started = false;
+    let ended = false;
     const sender = {
       sent: 0,
       tail,
-      /** Sends a chunk the worker owns (moved, not copied). */
-      send(chunk: Uint8Array): Promise<void> {
+      /** Sends chunks the worker owns (moved, not copied); with `last`, they end the reply. */
+      send(chunks: Uint8Array[], last = false): Promise<void> {
         if (request.cancelled) return Promise.reject(CANCELLED);
-        tail.add(chunk);
-        sender.sent += chunk.byteLength;
-        post({ type: 'chunk', id, bytes: chunk }, [chunk.buffer as ArrayBuffer]);
+        for (const chunk of chunks) {
+          tail.add(chunk);
+          sender.sent += chunk.byteLength;
+        }
+        const message: FromWorker = { type: 'chunk', id, chunks };
+        if (!started) message.start = start;
+        if (last) message.end = true;
+        started = true;
+        ended = last;
+        post(message, [...new Set(chunks.map((chunk) => chunk.buffer as ArrayBuffer))]);
+        if (last) return Promise.resolve(); // the main thread acks no last message
         if (++request.inFlight < CHUNKS_IN_FLIGHT) return Promise.resolve();
         return new Promise<void>((resolve, reject) => (request.waiting = { resolve, reject }));
       },
-      write: (chunk: string | Uint8Array) => sender.send(ownCopy(chunk)),
+      /** Ends the reply, unless its last chunks did. */
+      end(): void {
+        if (!ended && !request.cancelled) void sender.send([], true);
+      },
+      write: (chunk: string | Uint8Array) => sender.send([ownCopy(chunk)]),
       /** Other requests (and pages built ahead) get their turn while a held page is built. */
       pause: nextTurn,
       /** The same sink, leaving out the first `skip` bytes written to it. */

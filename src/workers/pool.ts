@@ -48,10 +48,17 @@ const TSX_API = import.meta.resolve('tsx/esm/api');
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 const BOOT = `import(${JSON.stringify(TSX_API)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(ENTRY)}));`;
 
+/**
+ * Chunk buffers written and not yet handed back that make a message of their own; fewer go back with
+ * the worker's next run or ack (a message costs both threads a wake-up).
+ */
+const SPARES_HELD = 4;
+
 class PageWorker {
   private readonly worker: Worker;
   readonly inboxes = new Map<number, Inbox>();
   exited = false;
+  private spares: ArrayBuffer[] = [];
 
   constructor(settings: WorkerSettings) {
     this.worker = new Worker(BOOT, { eval: true, workerData: settings });
@@ -59,14 +66,35 @@ class PageWorker {
     // A dead worker fails its requests as an internal fault, as one it reported itself would.
     const fail = (message: string) => {
       this.exited = true;
+      this.spares = [];
       for (const inbox of this.inboxes.values()) inbox.put({ type: 'error', id: 0, kind: 'internal', message });
     };
     this.worker.on('error', (e) => fail(`page worker failed: ${e.stack ?? e.message}`));
     this.worker.on('exit', (code) => fail(`page worker exited (${code})`));
   }
 
-  send(message: ToWorker, transfer: ArrayBuffer[] = []): void {
-    this.worker.postMessage(message, transfer);
+  send(message: ToWorker): void {
+    this.worker.postMessage(message);
+  }
+
+  /** Sends a run or an ack, with the spare buffers gathered so far. */
+  sendWithSpares(message: Extract<ToWorker, { op: 'run' | 'ack' }>): void {
+    const spares = this.spares;
+    if (spares.length) {
+      this.spares = [];
+      message.spares = spares;
+    }
+    this.worker.postMessage(message, spares);
+  }
+
+  /** A chunk's buffer, written: back to the worker, to be filled again. */
+  spare(buffer: ArrayBuffer): void {
+    if (this.exited) return;
+    this.spares.push(buffer);
+    if (this.spares.length < SPARES_HELD) return;
+    const spares = this.spares;
+    this.spares = [];
+    this.worker.postMessage({ op: 'spare', id: 0, spares } satisfies ToWorker, spares);
   }
 
   /** The request will not be read any further: the worker stops building it. */
@@ -94,13 +122,12 @@ function rethrown(message: FromWorker): Error {
     error.logDetail = message.logDetail;
     return error;
   }
-  if (message.type === 'error') return new Error(message.message);
-  return new Error(`unexpected ${message.type} from a page worker`);
+  return new Error(message.type === 'error' ? message.message : `unexpected ${message.type} from a page worker`);
 }
 
 /** Runs the operations of one registered module. */
 export interface PageOperationsHandle {
-  /** Sends the request to its worker; resolves once the worker has checked it (every 4xx happens there). */
+  /** Sends the request to its worker; resolves once the worker has checked it (every 4xx happens there) and sent the first bytes. */
   run(name: string, arg: unknown, form: NamingForm, coding?: ContentCoding): Promise<Reply>;
 }
 
@@ -136,32 +163,35 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
     const id = nextId++;
     const inbox = new Inbox();
     worker.inboxes.set(id, inbox);
-    worker.send({ op: 'run', id, module, name, arg, form, coding });
+    worker.sendWithSpares({ op: 'run', id, module, name, arg, form, coding });
     const first = await inbox.take();
-    if (first.type !== 'ready') {
+    if (first.type !== 'chunk') {
       worker.inboxes.delete(id);
       throw rethrown(first);
     }
     return {
       kind: 'stream',
-      coded: first.coded,
+      coded: first.start?.coded,
       async write(sink) {
         let ended = false;
         try {
-          for (;;) {
-            const message = await inbox.take();
-            if (message.type === 'end') return void (ended = true);
-            if (message.type !== 'chunk') {
-              ended = true;
-              throw rethrown(message);
+          for (let message = first; ; ) {
+            for (const bytes of message.chunks) {
+              // The buffer goes back once written: kept here until the collector found it, it counted as
+              // external memory, and at hundreds of MB/s that made a full collection of the main thread's
+              // heap every ~0.1 s, each a pause of 3-20 ms for every connection.
+              const buffer = bytes.buffer as ArrayBuffer;
+              whenSent(bytes, () => worker.spare(buffer));
+              await sink.write(bytes);
             }
-            // The buffer goes back once written: kept here until the collector found it, it counted as
-            // external memory, and at hundreds of MB/s that made a full collection of the main thread's
-            // heap every ~0.1 s, each a pause of 3-20 ms for every connection.
-            const buffer = message.bytes.buffer as ArrayBuffer;
-            whenSent(message.bytes, () => worker.exited || worker.send({ op: 'spare', id: 0, buffer }, [buffer]));
-            await sink.write(message.bytes);
-            worker.send({ op: 'ack', id });
+            if (message.end) return void (ended = true);
+            worker.sendWithSpares({ op: 'ack', id });
+            const next = await inbox.take();
+            if (next.type !== 'chunk') {
+              ended = true;
+              throw rethrown(next);
+            }
+            message = next;
           }
         } finally {
           // The client went away (or the socket failed): the worker stops building the page.
