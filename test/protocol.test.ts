@@ -11,7 +11,7 @@ import {
   queryFingerprint,
   resolvePageSize,
 } from '../src/protocol/paging.js';
-import { searchResponse, writeError, writeSearchPage } from '../src/protocol/reply.js';
+import { pageTokenAtEnd, searchResponse, writeError, writeSearchPage } from '../src/protocol/reply.js';
 import { inRequestForm, message, parseMessage, t, writeMessage } from '../src/protocol/schema.js';
 
 const Inner = message('Inner', { termId: t.string, attributes: t.msg(() => Attributes) });
@@ -178,6 +178,31 @@ describe('ids', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64url');
     for (const bad of ['', '!!', 'abc', b64('{"a":1}'), b64('["a"]'), b64('["a",1]'), b64('[ "a","b"]'), encodeId(['a', 'b']) + '=']) {
       rejects(() => decodeId(bad, IdKinds.reference), 404, /no reference with id/);
+    }
+  });
+});
+
+describe('the nextPageToken at the end of a page', () => {
+  it('is read from the last member of the page in either naming form, and from nothing else', () => {
+    const token = 'WyJhIiwxMl0_-x9';
+    assert.equal(pageTokenAtEnd(`{"alignments":[{"id":"x"}],"nextPageToken":"${token}"}`), token);
+    assert.equal(pageTokenAtEnd(`{"alignments":[],"next_page_token":"${token}"}`), token);
+    // A tail that begins inside the page (the worker keeps its last 8 KB).
+    assert.equal(pageTokenAtEnd(`0},{"id":"y"}],"nextPageToken":"${token}"}`), token);
+    for (const text of [
+      '{"alignments":[]}',
+      '{"alignments":[],"nextPageToken":""}',
+      `{"alignments":[],"nextPageToken":"${token}"} `,
+      `{"alignments":[],"nextPageToken":"a b"}`,
+      `{"alignments":[],"pageToken":"${token}"}`,
+      `{"alignments":[],"xnextPageToken":"${token}"}`,
+      `"nextPageToken":"${token}"}`,
+      `{"alignments":[{"name":",\"nextPageToken\":\"${token}\"}"}]}`,
+      `{"a":"${token}"}`,
+      '"}',
+      '',
+    ]) {
+      assert.equal(pageTokenAtEnd(text), undefined, text);
     }
   });
 });

@@ -133,8 +133,16 @@ export function writeSearchPage(
  * 4,096 characters): every page writer ends a page that has one with it, as its last member.
  */
 export function pageTokenAtEnd(tail: string): string | undefined {
-  return /,"(?:nextPageToken|next_page_token)":"([A-Za-z0-9_-]+)"\}$/.exec(tail)?.[1];
+  // Read from the end: a regular expression anchored at the end still tried every position of the
+  // 8 KB tail, the worker's costliest expression per page of a few reads.
+  if (!tail.endsWith('"}')) return undefined;
+  const close = tail.length - 2;
+  const open = tail.lastIndexOf('"', close - 1);
+  if (open < 0 || open + 1 === close || !TOKEN_TEXT.test(tail.slice(open + 1, close))) return undefined;
+  const keyed = (key: string) => tail.startsWith(key, open + 1 - key.length);
+  return keyed(',"nextPageToken":"') || keyed(',"next_page_token":"') ? tail.slice(open + 1, close) : undefined;
 }
+const TOKEN_TEXT = /^[A-Za-z0-9_-]+$/;
 
 export function writeError(error: GAException, form: NamingForm): string {
   const body: Record<string, unknown> = { ...error.extra };
