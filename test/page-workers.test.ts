@@ -246,6 +246,19 @@ describe('pages built ahead', () => {
     const second = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(first.text).nextPageToken }, 'camel', 'br');
     assert.equal(second.ahead, false);
     assert.equal(second.coded, undefined);
+    // So does one that changes its page size or its naming form: pages built ahead are of one query.
+    for (const [arg, form] of [
+      [{ ...readsRequest, pageSize: readsRequest.pageSize - 1 }, 'camel'],
+      [readsRequest, 'snake'],
+    ] as const) {
+      const { builder, request } = harness();
+      const firstPage = await request(0, 'searchReads', readsRequest);
+      await builder.aheadSettled();
+      const next = await request(0, 'searchReads', { ...arg, pageToken: JSON.parse(firstPage.text).nextPageToken }, form);
+      assert.equal(next.ahead, false, `${arg.pageSize} ${form}`);
+      const [expected] = await harness({ maxBytes: 0 }).pages(0, 'searchReads', { ...arg, pageToken: JSON.parse(firstPage.text).nextPageToken }, form);
+      assert.equal(next.text, expected.text);
+    }
   });
 
   it('are not served once the set was registered again', async () => {

@@ -4,7 +4,7 @@
  * one sent with a different query, is a 400 rather than a wrong page. No secret is involved: a forged
  * token can at most name a position the client could have asked for anyway.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import { GAException } from './errors.js';
 
 export interface PagingLimits {
@@ -29,8 +29,12 @@ export function resolvePageSize(requested: number | undefined, limits: PagingLim
 
 const TOKEN_VERSION = 1;
 
+/** SHA-256 in one call where Node has it (20.12 and later): a third cheaper than a Hash object per digest. */
+const sha256: (text: string) => Buffer =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'buffer') : (text) => crypto.createHash('sha256').update(text).digest();
+
 function digest(text: string, bytes: number): string {
-  return createHash('sha256').update(text).digest().subarray(0, bytes).toString('base64url');
+  return sha256(text).subarray(0, bytes).toString('base64url');
 }
 
 /**

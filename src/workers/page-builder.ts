@@ -217,6 +217,7 @@ export class PageBuilder {
   private atLimit = false;
   /** The builds of pages ahead under way. */
   private readonly building = new Set<Promise<void>>();
+  private readonly chains = new WeakMap<RunMessage, string>();
 
   constructor(
     /** The operations of each registered module, by module index. */
@@ -264,8 +265,25 @@ export class PageBuilder {
     }
   }
 
-  private keyOf(message: Pick<RunMessage, 'module' | 'name' | 'form' | 'coding'>, arg: unknown): string {
-    return `${message.module}\0${message.name}\0${message.form}\0${message.coding ?? ''}\0${canonicalJson(arg)}`;
+  /**
+   * The key of a query's pages whatever their token (its chain): the request's module, operation, form
+   * and coding, and its arg without the token. Kept with the request: its pages ahead are looked up
+   * several times per page, and the arg's canonical JSON was the worker's costliest function per page
+   * of a few reads.
+   */
+  private chainOf(message: RunMessage): string {
+    let chain = this.chains.get(message);
+    if (chain === undefined) {
+      const query = { ...(message.arg as object), pageToken: undefined };
+      chain = `${message.module}\0${message.name}\0${message.form}\0${message.coding ?? ''}\0${canonicalJson(query)}`;
+      this.chains.set(message, chain);
+    }
+    return chain;
+  }
+
+  /** The key of the page of the query of `message` that `token` asks for (undefined: its first page). */
+  private keyOf(message: RunMessage, token: unknown): string {
+    return `${this.chainOf(message)}\0${token === undefined ? '' : JSON.stringify(token)}`;
   }
 
   private async serve(message: RunMessage): Promise<void> {
@@ -278,7 +296,7 @@ export class PageBuilder {
     const request: Request = { cancelled: false, inFlight: 0 };
     this.requests.set(id, request);
     try {
-      let page = operation.registration ? this.take(this.keyOf(message, arg)) : undefined;
+      let page = operation.registration ? this.take(this.keyOf(message, (arg as { pageToken?: unknown } | null)?.pageToken)) : undefined;
       if (page && !(await this.stillExact(page, operation, arg))) page = undefined;
       if (page && this.codingAhead(message)) {
         // Still being built: it goes as it is. Being compressed: served once compressed (its chunks
@@ -411,7 +429,7 @@ export class PageBuilder {
   private extend(message: RunMessage, token: string | undefined, depth = 1): void {
     for (; token && depth <= PAGES_AHEAD; depth++) {
       const arg = { ...(message.arg as Record<string, unknown>), pageToken: token };
-      const page = this.ahead.get(this.keyOf(message, arg));
+      const page = this.ahead.get(this.keyOf(message, token));
       if (!page) return this.buildAhead(message, arg, depth);
       page.depth = depth;
       if (page.state !== 'done') return;
@@ -424,9 +442,8 @@ export class PageBuilder {
     const operation = this.operations[message.module][message.name];
     if (!operation.registration || this.atLimit) return;
     if (this.limits.maxBytes <= 0 || this.limits.holdMs <= 0 || this.aheadBytes >= this.limits.maxBytes) return;
-    const key = this.keyOf(message, arg);
-    const chain = this.keyOf(message, { ...arg, pageToken: undefined });
-    const page = new AheadPage(key, chain, depth, operation.registration(arg).catch(() => undefined));
+    const key = this.keyOf(message, arg.pageToken);
+    const page = new AheadPage(key, this.chainOf(message), depth, operation.registration(arg).catch(() => undefined));
     this.ahead.set(key, page);
     page.timer = setTimeout(() => this.drop(page), this.limits.holdMs);
     page.timer.unref();
