@@ -37,12 +37,13 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
   // P1: two page sizes against bcftools, three codings against the replay, 2 and 4 clients in two
   // codings (a per-CPU-second row only when the pass used a second of CPU); bytes per call of two
-  // codings. P3 five endpoints, P4 first/deep/names and four thresholds, P6 the probe of the server and of the bare replay.
+  // codings. P3 five endpoints, P4 first/deep/names and four thresholds, P6 the probe of the server and of the bare replay,
+  // READS pages of 1000 against samtools and the replay, and pages of the default size against their replay.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
   assert.deepEqual(
     [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6'), count('READS')],
-    [9, 2, 1, 5, 7, 1, 2, 2],
+    [9, 2, 1, 5, 7, 1, 2, 3],
   );
   // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
   assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
@@ -78,6 +79,10 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
   assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
   assert.equal(readsFigure.detail.alignments, inRegion);
+  const [large, , small] = result.figures.filter((f: { part: string }) => f.part === 'READS').map((f: { detail: Record<string, number> }) => f.detail);
+  assert.equal(small.alignments, inRegion);
+  assert.equal(small.pages, Math.ceil(inRegion / 100), 'pages of the default size, 100');
+  assert.equal(large.pages, Math.ceil(inRegion / 1000));
   for (const step of ['repo init', 'repo add-referenceset', 'repo add-variantset', 'repo add-rnaquantification', 'repo add-readgroupset']) {
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
