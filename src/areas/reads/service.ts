@@ -266,14 +266,19 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
      * ('' for a set that is not registered): what a page of their alignments depends on in the registry.
      */
     async registrationOf(readGroupIds: string[]): Promise<string> {
-      const sets = new Set(readGroupIds.map((id) => JSON.stringify(decodeId(id, IdKinds.readGroup).slice(0, 3))));
+      // Asked for twice a page (when a page is built ahead, and when it is taken): names, not JSON.
+      const sets = new Map<string, readonly string[]>();
+      for (const id of readGroupIds) {
+        const names = decodeId(id, IdKinds.readGroup);
+        sets.set(`${names[0]}\0${names[2]}`, names);
+      }
       const times = await Promise.all(
-        [...sets].sort().map(async (set) => {
-          const [datasetName, , name] = JSON.parse(set) as string[];
+        [...sets.keys()].sort().map(async (set) => {
+          const [datasetName, , name] = sets.get(set)!;
           return (await rowOf(datasetName, name))?.created_at ?? '';
         }),
       );
-      return JSON.stringify(times);
+      return times.join('\n');
     },
 
     async getReadGroupSet(id: string): Promise<ReadGroupSetRecord> {
