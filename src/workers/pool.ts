@@ -89,7 +89,8 @@ class PageWorker {
 
   /** A chunk's buffer, written: back to the worker, to be filled again. */
   spare(buffer: ArrayBuffer): void {
-    if (this.exited) return;
+    // Each chunk owns its buffer; a buffer named twice, or already moved, would fail the whole message.
+    if (this.exited || buffer.byteLength === 0 || this.spares.includes(buffer)) return;
     this.spares.push(buffer);
     if (this.spares.length < SPARES_HELD) return;
     const spares = this.spares;
