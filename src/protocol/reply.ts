@@ -128,6 +128,9 @@ export function writeSearchPage(
   return out + '}';
 }
 
+/** What a page token is spelt with. */
+const TOKEN_TEXT = /^[A-Za-z0-9_-]+$/;
+
 /**
  * The nextPageToken of a search page from the last bytes of its JSON (latin1 text; a token is at most
  * 4,096 characters): every page writer ends a page that has one with it, as its last member.
@@ -137,12 +140,11 @@ export function pageTokenAtEnd(tail: string): string | undefined {
   // 8 KB tail, the worker's costliest expression per page of a few reads.
   if (!tail.endsWith('"}')) return undefined;
   const close = tail.length - 2;
-  const open = tail.lastIndexOf('"', close - 1);
-  if (open < 0 || open + 1 === close || !TOKEN_TEXT.test(tail.slice(open + 1, close))) return undefined;
-  const keyed = (key: string) => tail.startsWith(key, open + 1 - key.length);
-  return keyed(',"nextPageToken":"') || keyed(',"next_page_token":"') ? tail.slice(open + 1, close) : undefined;
+  const open = tail.lastIndexOf('"', close - 1) + 1;
+  const token = tail.slice(open, close);
+  const keyed = (key: string) => tail.startsWith(key, open - key.length);
+  return open > 0 && TOKEN_TEXT.test(token) && (keyed(',"nextPageToken":"') || keyed(',"next_page_token":"')) ? token : undefined;
 }
-const TOKEN_TEXT = /^[A-Za-z0-9_-]+$/;
 
 export function writeError(error: GAException, form: NamingForm): string {
   const body: Record<string, unknown> = { ...error.extra };

@@ -229,7 +229,7 @@ export class PageBuilder {
   ) {}
 
   receive(message: ToWorker): void {
-    if (message.op === 'run' || message.op === 'ack' || message.op === 'spare') for (const buffer of message.spares ?? []) takeBack(buffer);
+    if ('spares' in message) for (const buffer of message.spares ?? []) takeBack(buffer);
     switch (message.op) {
       case 'run':
         void this.serve(message);

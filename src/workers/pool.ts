@@ -77,25 +77,20 @@ class PageWorker {
     this.worker.postMessage(message);
   }
 
-  /** Sends a run or an ack, with the spare buffers gathered so far. */
-  sendWithSpares(message: Extract<ToWorker, { op: 'run' | 'ack' }>): void {
-    const spares = this.spares;
-    if (spares.length) {
-      this.spares = [];
-      message.spares = spares;
-    }
-    this.worker.postMessage(message, spares);
-  }
-
   /** A chunk's buffer, written: back to the worker, to be filled again. */
   spare(buffer: ArrayBuffer): void {
     // Each chunk owns its buffer; a buffer named twice, or already moved, would fail the whole message.
     if (this.exited || buffer.byteLength === 0 || this.spares.includes(buffer)) return;
     this.spares.push(buffer);
-    if (this.spares.length < SPARES_HELD) return;
+    if (this.spares.length >= SPARES_HELD) this.sendWithSpares({ op: 'spare', id: 0, spares: [] });
+  }
+
+  /** Posts a run, an ack or a spare message carrying (and moving) the spare buffers gathered so far. */
+  sendWithSpares(message: Extract<ToWorker, { op: 'run' | 'ack' | 'spare' }>): void {
     const spares = this.spares;
     this.spares = [];
-    this.worker.postMessage({ op: 'spare', id: 0, spares } satisfies ToWorker, spares);
+    if (spares.length) message.spares = spares;
+    this.worker.postMessage(message, spares);
   }
 
   /** The request will not be read any further: the worker stops building it. */
