@@ -27,7 +27,7 @@ import { defaultCompression, encodeWhole } from '../src/content-coding.js';
 import type { NamingForm } from '../src/protocol/schema.js';
 import type { Registry } from '../src/registry/registry.js';
 import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';
-import { PageBuilder } from '../src/workers/page-builder.js';
+import { PageBuilder, type Encode } from '../src/workers/page-builder.js';
 import { copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA } from './helpers.js';
 
 const dir = tempDir();
@@ -91,7 +91,7 @@ interface Answer {
 }
 
 /** A builder with the reads (module 0), variants (module 1) and annotations (module 2) operations, and a main thread that writes every chunk at once. */
-function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000) {
+function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000, encode?: Encode) {
   const settings: WorkerSettings = {
     registryLocation: location,
     paging: { ...defaultPagingLimits, maxPageSize: 5000 },
@@ -112,7 +112,7 @@ function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000
       if (deliver) deliver(m);
       else strays.push(m);
     },
-    (coding, pieces, size) => encodeWhole(coding, settings.compression, pieces, size),
+    encode ?? ((coding, pieces, size) => encodeWhole(coding, settings.compression, pieces, size)),
   );
   let nextId = 1;
   function request(module: number, name: string, arg: unknown, form: NamingForm = 'camel', coding?: ContentCoding): Promise<Answer> {
@@ -259,6 +259,35 @@ describe('pages built ahead', () => {
       const [expected] = await harness({ maxBytes: 0 }).pages(0, 'searchReads', { ...arg, pageToken: JSON.parse(firstPage.text).nextPageToken }, form);
       assert.equal(next.text, expected.text);
     }
+  });
+
+  it('are built one after the other while the ones before are compressed', async () => {
+    // Compression held until two pages wait for it: the page after a page built ahead is built while
+    // that page is compressed (one after the other, a client that takes a coding waited for both).
+    const held: Array<() => void> = [];
+    let twoHeld!: () => void;
+    const bothWaiting = new Promise<void>((resolve) => (twoHeld = resolve));
+    const encode: Encode = async (coding, pieces, size) => {
+      if (held.length < 2) {
+        await new Promise<void>((release) => {
+          held.push(release);
+          if (held.length === 2) twoHeld();
+        });
+      }
+      return encodeWhole(coding, defaultCompression(), pieces, size);
+    };
+    const { request } = harness({}, 60_000, encode);
+    const first = await request(0, 'searchReads', readsRequest, 'camel', 'gzip');
+    assert.ok(Buffer.byteLength(first.text) >= defaultCompression().threshold, 'pages above the compression threshold');
+    // Old behaviour never gets there: the third page waited for the second's compression.
+    const gaveUp = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
+    await Promise.race([bothWaiting, gaveUp]);
+    assert.equal(held.length, 2, 'the second and third pages wait for compression together');
+    for (const release of held) release();
+    const second = await request(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(first.text).nextPageToken }, 'camel', 'gzip');
+    assert.equal(second.coded, 'gzip');
+    const [expected] = await harness({ maxBytes: 0 }).pages(0, 'searchReads', { ...readsRequest, pageToken: JSON.parse(first.text).nextPageToken });
+    assert.equal(second.text, expected.text);
   });
 
   it('are not served once the set was registered again', async () => {

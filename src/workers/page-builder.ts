@@ -17,7 +17,8 @@
  * per query, within `maxBytes` per worker; a page found stale drops the pages built after it.
  *
  * A client that takes a content coding (gzip, br) asks for its next page in it too: a page built ahead
- * for it is compressed here once it is complete (`encode`), so that its request costs no compression.
+ * for it is compressed here once it is complete (`encode`), so that its request costs no compression;
+ * the page after it is built meanwhile (compression runs on the thread pool).
  * A request that comes while its page is still being built takes it as it is, as without a coding (the
  * main thread compresses it as it goes); one that comes while it is being compressed waits for that.
  */
@@ -114,6 +115,8 @@ class AheadPage {
   bytes = 0;
   /** Checking the request, then writing the page; it ends done or failed. */
   state: 'checking' | 'writing' | 'done' | 'failed' = 'checking';
+  /** All its JSON is written (its next page's token is known), though it may still be being compressed. */
+  written = false;
   /** A request took it (it is no longer in the worker's store). */
   taken = false;
   /** The content coding its chunks are in, once compressed (it is then one chunk). */
@@ -432,7 +435,7 @@ export class PageBuilder {
       const page = this.ahead.get(this.keyOf(message, token));
       if (!page) return this.buildAhead(message, arg, depth);
       page.depth = depth;
-      if (page.state !== 'done') return;
+      if (!page.written) return;
       token = page.tail.token();
     }
   }
@@ -453,10 +456,13 @@ export class PageBuilder {
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
+        page.written = true;
+        // The next page is built while this one is compressed (on the thread pool): one after the
+        // other, a client that takes a coding waited for both per page.
+        this.extend(message, page.tail.token(), page.depth + 1);
         const coding = this.codingAhead(message);
         if (coding && !page.asIs) await this.encodeAhead(page, coding);
         page.settle('done');
-        this.extend(message, page.tail.token(), page.depth + 1);
       } catch {
         // Never reported: the request, if it comes, builds its page itself.
         page.settle('failed');
