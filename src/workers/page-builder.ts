@@ -164,6 +164,18 @@ class AheadPage {
     this.wake();
   }
 
+  /** All its JSON is written; it may still be compressed. */
+  markWritten(): void {
+    this.written = true;
+    this.wake();
+  }
+
+  /** Its nextPageToken once all its JSON is written (compressed or not); undefined when it has none or failed. */
+  async writtenToken(): Promise<string | undefined> {
+    while (!this.written && (this.state === 'checking' || this.state === 'writing')) await this.changed();
+    return this.written ? this.tail.token() : undefined;
+  }
+
   /** True once the page passed its request's checks, false when it failed before. */
   async checked(): Promise<boolean> {
     while (this.state === 'checking') await this.changed();
@@ -301,6 +313,8 @@ export class PageBuilder {
     try {
       let page = operation.registration ? this.take(this.keyOf(message, (arg as { pageToken?: unknown } | null)?.pageToken)) : undefined;
       if (page && !(await this.stillExact(page, operation, arg))) page = undefined;
+      // The next page is built ahead once this one is written, while it is compressed if it is.
+      if (page) void page.writtenToken().then((token) => this.extend(message, token));
       if (page && this.codingAhead(message)) {
         // Still being built: it goes as it is. Being compressed: served once compressed (its chunks
         // are the compressor's meanwhile); one whose build failed is built again by the request.
@@ -322,8 +336,6 @@ export class PageBuilder {
       const out = this.sender(id, request, { ahead: page !== undefined, coded: page?.coded });
       try {
         if (page) {
-          // The next page is built ahead once this one is complete.
-          void page.finished().then((token) => this.extend(message, token));
           try {
             for await (const { chunks, last } of page.read()) await out.send(chunks, last);
           } catch (e) {
@@ -456,7 +468,7 @@ export class PageBuilder {
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
-        page.written = true;
+        page.markWritten();
         // The next page is built while this one is compressed (on the thread pool): one after the
         // other, a client that takes a coding waited for both per page.
         this.extend(message, page.tail.token(), page.depth + 1);
