@@ -266,6 +266,11 @@ function passDetail(timed: ReadsPass, replayed: ReadsPass) {
   };
 }
 
+/** The rounds against the replay, and the replay's own pass of the round shown. */
+function replayDetail(r: AgainstReplay) {
+  return { ratios: r.ratios, replaySeconds: r.replayed.seconds, replayCpuSeconds: r.replayed.serverCpuSeconds };
+}
+
 /**
  * Reads per second over HTTP, every read of the region paged to the end with pageSize 1000, beside
  * `samtools view REGION > /dev/null` and beside a bare server replaying the same pages; then with the
@@ -317,7 +322,7 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
       baselineName: 'bare replay',
       baseline: replayRate,
       ratio: value / replayRate,
-      detail: { ...detail, ratios: large.ratios, replaySeconds: replayed.seconds, replayCpuSeconds: replayed.serverCpuSeconds },
+      detail: { ...detail, ...replayDetail(large) },
     }),
     judge({
       part: 'READS',
@@ -331,9 +336,7 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
         ...passDetail(small.timed, small.replayed),
         pageSize: DEFAULT_PAGE_SIZE,
         serverCpuMicrosecondsPerPage: (small.timed.serverCpuSeconds * 1e6) / small.timed.pages,
-        ratios: small.ratios,
-        replaySeconds: small.replayed.seconds,
-        replayCpuSeconds: small.replayed.serverCpuSeconds,
+        ...replayDetail(small),
       },
     }),
   ];

@@ -113,10 +113,11 @@ class Tail {
 class AheadPage {
   private chunks: Array<Uint8Array | undefined> = [];
   bytes = 0;
-  /** Checking the request, then writing the page; it ends done or failed. */
-  state: 'checking' | 'writing' | 'done' | 'failed' = 'checking';
-  /** All its JSON is written (its next page's token is known), though it may still be being compressed. */
-  written = false;
+  /**
+   * Checking the request, then writing the page, then written (its JSON complete and its next token
+   * known; being compressed, if it is); it ends done or failed.
+   */
+  state: 'checking' | 'writing' | 'written' | 'done' | 'failed' = 'checking';
   /** A request took it (it is no longer in the worker's store). */
   taken = false;
   /** The content coding its chunks are in, once compressed (it is then one chunk). */
@@ -164,15 +165,14 @@ class AheadPage {
     this.wake();
   }
 
-  /** All its JSON is written; it may still be compressed. */
-  markWritten(): void {
-    this.written = true;
-    this.wake();
+  /** Whether all its JSON is written, compressed or not: its next page's token is known. */
+  get written(): boolean {
+    return this.state === 'written' || this.state === 'done';
   }
 
-  /** Its nextPageToken once all its JSON is written (compressed or not); undefined when it has none or failed. */
+  /** Its nextPageToken once all its JSON is written; undefined when it has none or failed before. */
   async writtenToken(): Promise<string | undefined> {
-    while (!this.written && (this.state === 'checking' || this.state === 'writing')) await this.changed();
+    while (this.state === 'checking' || this.state === 'writing') await this.changed();
     return this.written ? this.tail.token() : undefined;
   }
 
@@ -182,10 +182,9 @@ class AheadPage {
     return this.state !== 'failed' || this.chunks.length > 0;
   }
 
-  /** Its nextPageToken once the page is done; undefined when it has none or failed. */
-  async finished(): Promise<string | undefined> {
-    while (this.state === 'checking' || this.state === 'writing') await this.changed();
-    return this.state === 'done' ? this.tail.token() : undefined;
+  /** Resolves once the page is done (compressed, if it is) or failed. */
+  async finished(): Promise<void> {
+    while (this.state !== 'done' && this.state !== 'failed') await this.changed();
   }
 
   /**
@@ -443,9 +442,8 @@ export class PageBuilder {
    */
   private extend(message: RunMessage, token: string | undefined, depth = 1): void {
     for (; token && depth <= PAGES_AHEAD; depth++) {
-      const arg = { ...(message.arg as Record<string, unknown>), pageToken: token };
       const page = this.ahead.get(this.keyOf(message, token));
-      if (!page) return this.buildAhead(message, arg, depth);
+      if (!page) return this.buildAhead(message, { ...(message.arg as Record<string, unknown>), pageToken: token }, depth);
       page.depth = depth;
       if (!page.written) return;
       token = page.tail.token();
@@ -468,7 +466,7 @@ export class PageBuilder {
         if (page.cancelled) throw CANCELLED;
         page.settle('writing');
         await stream.write({ write: (chunk) => this.keepAhead(page, chunk), pause: nextTurn }, message.form);
-        page.markWritten();
+        page.settle('written');
         // The next page is built while this one is compressed (on the thread pool): one after the
         // other, a client that takes a coding waited for both per page.
         this.extend(message, page.tail.token(), page.depth + 1);
