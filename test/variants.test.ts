@@ -329,6 +329,35 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
       assert.deepEqual(phase3dup.records.map((v) => v.alternateBases.join(',')), want.map((l) => l.alt));
     });
 
+    it('pages many queries at once, and the same token twice, as the VCF has them', async () => {
+      // More queries than the server keeps readers open for (each page goes on from where the one
+      // before stopped, when it can), paged in turn, each token asked for twice.
+      const lines = expected.phase1.lines.filter((l) => l.chrom === '1');
+      const queries = Array.from({ length: 12 }, (_, i) => ({
+        request: { variantSetId: setId('1kgPhase1'), referenceName: '1', start: start0(lines[i]), end: 0, pageSize: 1 + (i % 3) },
+        want: lines.filter((l) => end0(l) > start0(lines[i])),
+        got: [] as any[],
+        token: undefined as string | undefined,
+        done: false,
+      }));
+      while (queries.some((q) => !q.done)) {
+        for (const q of queries.filter((q) => !q.done)) {
+          const body = q.token ? { ...q.request, pageToken: q.token } : q.request;
+          const page = await server.post('/variants/search', body);
+          const again = await server.post('/variants/search', body);
+          assert.equal(page.status, 200, page.text);
+          assert.deepEqual(again.json, page.json);
+          q.got.push(...page.json.variants);
+          q.token = page.json.nextPageToken;
+          q.done = q.token === undefined;
+        }
+      }
+      for (const q of queries) {
+        assert.equal(q.got.length, q.want.length, `from ${q.request.start}`);
+        q.got.forEach((v, i) => assertVariantMatches(v, q.want[i], expected.phase1.samples));
+      }
+    });
+
     it('continues a pageSize 1 token with another page size', async () => {
       const request = { variantSetId: setId('crafted'), referenceName: '1', start: 0, end: 1000 };
       const first = await server.post('/variants/search', { ...request, pageSize: 2 });

@@ -86,6 +86,11 @@ interface VariantSetContext {
 
 const CONTEXT_CACHE_SIZE = 32;
 const RESUME_POINTS = 4096;
+/**
+ * Readers kept open where a page stopped, at most. Each holds the text it had inflated (~0.3 MB for a
+ * 2,504-sample cohort) and its look-ahead record; one per query being paged is what matters.
+ */
+const PARKED_READERS = 8;
 
 /**
  * The window of a variant or annotation search: `start` absent means 0, `end` absent or 0 means to
@@ -100,6 +105,12 @@ export function searchWindow(request: { start?: number; end?: number }): { start
     throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
   }
   return { start, end: requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd };
+}
+
+/** A reader of a query's records, stopped at `next`: the record after a page's last. */
+interface ParkedReader {
+  records: AsyncGenerator<{ record: RawRecord; position: RecordPosition }>;
+  next: IteratorResult<{ record: RawRecord; position: RecordPosition }>;
 }
 
 export function variantService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
@@ -197,6 +208,32 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
   }
 
   /**
+   * The reader a page stopped with, kept open at its look-ahead record under the resume key, so the
+   * next page of the query goes on reading where it is: a page begun from a resume point reads the
+   * file again and inflates again the ~0.3 MB of text its record lies in, ~1 ms of a page worker's
+   * ~6 ms per 8 MB page in P1. Taken by one page only; others use the resume point.
+   */
+  const parkedReaders = new Map<string, ParkedReader>();
+
+  function parkReader(key: string, reader: ParkedReader): void {
+    const replaced = parkedReaders.get(key);
+    parkedReaders.delete(key);
+    parkedReaders.set(key, reader);
+    if (replaced) void replaced.records.return(undefined);
+    if (parkedReaders.size > PARKED_READERS) {
+      const [oldest, old] = parkedReaders.entries().next().value!;
+      parkedReaders.delete(oldest);
+      void old.records.return(undefined);
+    }
+  }
+
+  function takeParkedReader(key: string): ParkedReader | undefined {
+    const reader = parkedReaders.get(key);
+    parkedReaders.delete(key);
+    return reader;
+  }
+
+  /**
    * The variants of a reference in result order, each with its position, after `after` when given
    * (reading from `point` when known: the record that follows `after`).
    */
@@ -291,11 +328,15 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
 
       // The first record is read before anything is written, so that an unreadable file is a 503
       // rather than a reply cut short.
-      const point = after && resumePoints.get(resumeKey(context, fingerprint, after));
-      const variants = variantsOf(context, request.referenceName, start, end, after, point);
-      const first = await variants.next().catch((e) => {
-        throw unreadable(context, e);
-      });
+      const key = after && resumeKey(context, fingerprint, after);
+      const parked = key ? takeParkedReader(key) : undefined;
+      const point = !parked && key ? resumePoints.get(key) : undefined;
+      const variants = parked?.records ?? variantsOf(context, request.referenceName, start, end, after, point);
+      const first =
+        parked?.next ??
+        (await variants.next().catch((e) => {
+          throw unreadable(context, e);
+        }));
 
       return {
         async write(sink, form) {
@@ -305,15 +346,18 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           let bytes = 0;
           let last: RecordPosition | undefined;
           let more = false;
+          let parkedHere = false;
           let pauseAt = PAUSE_BYTES;
           try {
             for (let next = first; !next.done; next = await variants.next()) {
               const { record, position } = next.value;
               if (written === pageSize || (written > 0 && bytes >= budget)) {
                 more = true; // look-ahead: a record follows the last one written
-                if (last && position[0] === last[0]) {
-                  const resumeAt = { offset: record.offset, start: record.start, atStart: position[2] };
-                  rememberResumePoint(resumeKey(context, fingerprint, last), resumeAt);
+                if (last) {
+                  const key = resumeKey(context, fingerprint, last);
+                  if (position[0] === last[0]) rememberResumePoint(key, { offset: record.offset, start: record.start, atStart: position[2] });
+                  parkReader(key, { records: variants, next });
+                  parkedHere = true;
                 }
                 break;
               }
@@ -331,7 +375,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           } catch (e) {
             throw unreadable(context, e);
           } finally {
-            await variants.return(undefined);
+            if (!parkedHere) await variants.return(undefined);
           }
           let closing = ']';
           if (more && last) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));
