@@ -108,6 +108,9 @@ describe('variant writer fast paths', () => {
         for (const samples of choices) {
           const expected = written(oneByOne.writer, lines, samples, form).text;
           assert.equal(written(runs.writer, lines, samples, form).text, expected, `${form} ${JSON.stringify(samples)}`);
+          // Chunks a little larger than a line: lines copied whole then patched lie across two buffers.
+          const lineSized = Math.max(...lines.map((line) => written(runs.writer, [line], samples, form).text.length)) + 100;
+          assert.equal(written(runs.writer, lines, samples, form, lineSized).text, expected, `${form} ${JSON.stringify(samples)} in ${lineSized}-byte chunks`);
           const small = written(runs.writer, lines, samples, form, 7);
           assert.equal(small.text, expected, `${form} ${JSON.stringify(samples)} in 7-byte chunks`);
           assert.ok(small.longest <= 7, 'pieces are no longer than a chunk');
