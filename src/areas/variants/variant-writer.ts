@@ -643,8 +643,12 @@ export class VariantWriter {
     const base = this.runFor(plan, form, baseKey, bytes, baseStart, end);
     // At most a chunk, so that the copy lies in at most two buffers (see overwrite).
     if (base === undefined || base.offsets[samples] > out.chunkSize) return false;
-    let patches = plan.patches[form].get(baseKey);
-    if (patches === undefined) plan.patches[form].set(baseKey, (patches = new Map()));
+    const byBase = plan.patches[form];
+    let patches = byBase.get(baseKey);
+    if (patches === undefined) {
+      if (byBase.size >= USES_LIMIT) byBase.clear(); // short texts of another field (e.g. GT:DP "0:12") can be many
+      byBase.set(baseKey, (patches = new Map()));
+    }
     const b0 = bytes[baseStart];
     const b1 = bytes[baseStart + 1];
     const b2 = bytes[baseStart + 2];
