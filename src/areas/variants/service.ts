@@ -346,7 +346,6 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           let bytes = 0;
           let last: RecordPosition | undefined;
           let more = false;
-          let parkedHere = false;
           let pauseAt = PAUSE_BYTES;
           try {
             for (let next = first; !next.done; next = await variants.next()) {
@@ -357,7 +356,6 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
                   const key = resumeKey(context, fingerprint, last);
                   if (position[0] === last[0]) rememberResumePoint(key, { offset: record.offset, start: record.start, atStart: position[2] });
                   parkReader(key, { records: variants, next });
-                  parkedHere = true;
                 }
                 break;
               }
@@ -375,7 +373,8 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           } catch (e) {
             throw unreadable(context, e);
           } finally {
-            if (!parkedHere) await variants.return(undefined);
+            // A page with a next one left its reader for that page (parkReader); any other closes it.
+            if (!(more && last)) await variants.return(undefined);
           }
           let closing = ']';
           if (more && last) closing += ',' + response.tokenKey[form] + ':' + JSON.stringify(encodePageToken(fingerprint, last));

@@ -328,6 +328,17 @@ const BODY_CACHE_TEXT = 32;
 const USES_LIMIT = 4096;
 const TAB = 9;
 
+/**
+ * The packed key of the column text at `start` (its bytes, then its length: `key % 8`), as the run
+ * caches take it; -1 when the text is longer than 4 bytes.
+ */
+function shortTextKey(bytes: Buffer, start: number, lineEnd: number): number {
+  let end = start;
+  let key = 0;
+  while (end < lineEnd && bytes[end] !== TAB && end - start < 4) key = key * 256 + bytes[end++];
+  return end < lineEnd && bytes[end] !== TAB ? -1 : key * 8 + (end - start);
+}
+
 export interface CallSetPieces {
   names: string[];
   ids: string[];
@@ -348,8 +359,8 @@ export class VariantWriter {
   private readonly variantSetIdText: string;
   /** Calls written one by one with a short text before its run is built. */
   private readonly runAfter: number;
-  /** The samples patchedCalls patches in the line it writes, and their patches (kept between lines). */
-  private patchedSamples?: Int32Array;
+  /** The samples patchedCalls patches in the line it writes, and their patches (reused from line to line). */
+  private readonly patchedSamples: Int32Array;
   private readonly patchOfSample: Int32Array[] = [];
 
   /**
@@ -366,6 +377,7 @@ export class VariantWriter {
     options: { runAfter?: number } = {},
   ) {
     this.runAfter = options.runAfter ?? callSets.names.length;
+    this.patchedSamples = new Int32Array(callSets.names.length);
     this.variantSetIdText = JSON.stringify(variantSetId);
     this.callPrefix = { camel: [], snake: [] };
     for (const form of FORMS) {
@@ -632,29 +644,26 @@ export class VariantWriter {
   private patchedCalls(line: LineBytes, formatEnd: number, plan: FormatPlan, form: NamingForm, k: Keys, out: ByteChunks): boolean {
     const { bytes, lineEnd } = line;
     const samples = this.callPrefix[form].length;
-    // The first sample's column: the line's text.
+    // The first sample's column: the line's text. Its run is built by the run-by-run path, which
+    // counts the uses of each text; this path only takes it once it is there.
     const baseStart = formatEnd + 1;
-    let end = baseStart;
-    let baseKey = 0;
-    while (end < lineEnd && bytes[end] !== TAB && end - baseStart < 4) baseKey = baseKey * 256 + bytes[end++];
-    const baseLength = end - baseStart;
-    if (samples === 0 || baseLength === 0 || (end < lineEnd && bytes[end] !== TAB)) return false;
-    baseKey = baseKey * 8 + baseLength;
-    const base = this.runFor(plan, form, baseKey, bytes, baseStart, end);
+    const baseKey = shortTextKey(bytes, baseStart, lineEnd);
+    const base = baseKey > 0 ? plan.runs[form].get(baseKey) : undefined;
     // At most a chunk, so that the copy lies in at most two buffers (see overwrite).
-    if (base === undefined || base.offsets[samples] > out.chunkSize) return false;
+    if (samples === 0 || base === undefined || base.offsets[samples] > out.chunkSize) return false;
     const byBase = plan.patches[form];
     let patches = byBase.get(baseKey);
     if (patches === undefined) {
       if (byBase.size >= USES_LIMIT) byBase.clear(); // short texts of another field (e.g. GT:DP "0:12") can be many
       byBase.set(baseKey, (patches = new Map()));
     }
+    const baseLength = baseKey % 8;
     const b0 = bytes[baseStart];
     const b1 = bytes[baseStart + 1];
     const b2 = bytes[baseStart + 2];
-    const patchedSamples = (this.patchedSamples ??= new Int32Array(samples));
-    const patchOfSample = this.patchOfSample;
+    const { patchedSamples, patchOfSample } = this;
     let patched = 0;
+    let end = baseStart + baseLength;
     for (let sample = 1; sample < samples; sample++) {
       const start = end + 1;
       if (start > lineEnd) return false; // fewer columns than samples
@@ -663,11 +672,9 @@ export class VariantWriter {
         end = start + 3;
         continue;
       }
-      end = start;
-      let key = 0;
-      while (end < lineEnd && bytes[end] !== TAB && end - start < 4) key = key * 256 + bytes[end++];
-      if (end < lineEnd && bytes[end] !== TAB) return false; // a text longer than 4 bytes
-      key = key * 8 + (end - start);
+      const key = shortTextKey(bytes, start, lineEnd);
+      if (key < 0) return false; // a text longer than 4 bytes
+      end = start + (key % 8);
       if (key === baseKey) continue;
       let patch = patches.get(key);
       if (patch === undefined) {
@@ -686,7 +693,6 @@ export class VariantWriter {
       const patch = patchOfSample[i];
       for (let j = 0; j < patch.length; j += 2) out.overwrite(callEnd - patch[j], patch[j + 1]);
     }
-    patchOfSample.length = 0;
     return true;
   }
 
