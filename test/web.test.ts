@@ -275,7 +275,7 @@ else describe('the web page in Chromium', () => {
     await page.fill('input[name=names]', names.join(', '));
     await page.fill('input[name=threshold]', '-1');
     await page.click('button:has-text("Show expression")');
-    await page.waitForFunction((n) => document.querySelectorAll('table tbody tr').length >= 1 && [...document.querySelectorAll('caption')].some((c) => c.textContent?.includes(`${n} shown`)), names.length);
+    await captionShows('Expression levels of', names.length);
     const filtered = await api('/expressionlevels/search', { rnaQuantificationId: quantificationId, threshold: -1, names });
     assert.deepEqual((await cellTexts(`${tableSelector} td:first-child`)).sort(), filtered.expressionLevels.map((l: any) => l.name).sort());
   });
@@ -283,6 +283,9 @@ else describe('the web page in Chromium', () => {
   /** The cells of a table's rows, by its caption; `columns` of each row only (the record column holds a JSON text). */
   const rowsOf = (caption: string, columns: number) =>
     page.$$eval(`table:has(caption:has-text("${caption}")) tbody tr`, (trs, n) => trs.map((tr) => [...tr.children].slice(0, n).map((td) => (td.textContent ?? '').trim())), columns);
+  /** Waits for the table whose caption begins with `caption` to show a page of `count` rows; any other table's count (the sets' table, the page before) does not count. */
+  const captionShows = (caption: string, count: number) =>
+    page.waitForFunction(([prefix, n]) => [...document.querySelectorAll('caption')].some((c) => c.textContent?.startsWith(prefix) && c.textContent.includes(`, ${n} shown)`)), [caption, count] as const);
   const datasetId = async (name: string) => (await api('/datasets/search', {})).datasets.find((d: any) => d.name === name).id;
   const recordOfLink = async (selector: string) => page.evaluate(async (href) => (await fetch(href!)).json(), await page.getAttribute(selector, 'href'));
 
@@ -496,7 +499,7 @@ else describe('the web page in Chromium', () => {
     await page.fill('input[name=geneSymbol]', 'RPL21P4');
     await page.click('button:has-text("Search features")');
     const rpl = gffLines.filter((l) => l.attrs.gene_name?.[0] === 'RPL21P4');
-    await page.waitForFunction((n) => [...document.querySelectorAll('caption')].some((c) => c.textContent?.includes(`${n} shown`)), uniqueIds(rpl).length);
+    await captionShows('Features of', uniqueIds(rpl).length);
     assert.deepEqual((await shown()).map((r) => r[0]).sort(), uniqueIds(rpl).sort());
     assert.ok((await shown()).every((r) => r[1] === 'RPL21P4'));
     await page.fill('input[name=geneSymbol]', '');
@@ -506,7 +509,7 @@ else describe('the web page in Chromium', () => {
     await page.fill('input[name=featureTypes]', 'exon');
     await page.click('button:has-text("Search features")');
     const exons = gffLines.filter((l) => l.type === 'exon' && l.start < 35300 && l.end > 35000);
-    await page.waitForFunction((n) => [...document.querySelectorAll('caption')].some((c) => c.textContent?.includes(`${n} shown`)), uniqueIds(exons).length);
+    await captionShows('Features of', uniqueIds(exons).length);
     const exonRows = await shown();
     assert.deepEqual(exonRows.map((r) => r[0]).sort(), uniqueIds(exons).sort());
     assert.deepEqual(exonRows, asRows((await api('/features/search', { featureSetId, referenceName: 'ref_brca1', start: 35000, end: 35300, featureTypes: ['exon'], pageSize: 20 })).features));
