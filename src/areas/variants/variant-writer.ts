@@ -362,9 +362,6 @@ export class VariantWriter {
   /** The samples patchedCalls patches in the line it writes, and their patches (reused from line to line). */
   private readonly patchedSamples: Int32Array;
   private readonly patchOfSample: Int32Array[] = [];
-  /** A view of the bytes of the line written last (kept while lines come from the same buffer), to read four bytes at once. */
-  private lineView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
-  private lineViewOf: Buffer | undefined;
 
   /**
    * `runAfter`: how many calls of one short column text are written one by one before the run of that
@@ -667,7 +664,8 @@ export class VariantWriter {
     // The line's 3-byte text and the tab after it, as one 32-bit number: one load and one comparison
     // per sample in the common case instead of four of each (-1 when the text is not 3 bytes long).
     const column = baseLength === 3 ? (b0 | (b1 << 8) | (b2 << 16) | (TAB << 24)) >>> 0 : -1;
-    const view = this.viewOf(bytes);
+    // One view per line (not kept: it would hold the inflated text after the page is done).
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     const { patchedSamples, patchOfSample } = this;
     let patched = 0;
     let end = baseStart + baseLength;
@@ -720,15 +718,6 @@ export class VariantWriter {
     const pairs: number[] = [];
     for (let i = 0; i < body.length; i++) if (body[i] !== base[i]) pairs.push(body.length - i, body[i]);
     return Int32Array.from(pairs);
-  }
-
-  /** A DataView over `bytes` (reused while the lines come from the same buffer). */
-  private viewOf(bytes: Buffer): DataView {
-    if (bytes !== this.lineViewOf) {
-      this.lineView = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-      this.lineViewOf = bytes;
-    }
-    return this.lineView;
   }
 
   /** The call body for one column text, from the caches when it was seen before. */
