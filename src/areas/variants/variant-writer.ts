@@ -658,12 +658,10 @@ export class VariantWriter {
       byBase.set(baseKey, (patches = new Map()));
     }
     const baseLength = baseKey % 8;
-    const b0 = bytes[baseStart];
-    const b1 = bytes[baseStart + 1];
-    const b2 = bytes[baseStart + 2];
     // The line's 3-byte text and the tab after it, as one 32-bit number: one load and one comparison
-    // per sample in the common case instead of four of each (-1 when the text is not 3 bytes long).
-    const column = baseLength === 3 ? (b0 | (b1 << 8) | (b2 << 16) | (TAB << 24)) >>> 0 : -1;
+    // per sample in the common case instead of four of each (-1 when the text is not 3 bytes long; the
+    // last column, with no tab after it, takes the path of any other text and matches the line's key).
+    const column = baseLength === 3 ? (bytes[baseStart] | (bytes[baseStart + 1] << 8) | (bytes[baseStart + 2] << 16) | (TAB << 24)) >>> 0 : -1;
     // One view per line (not kept: it would hold the inflated text after the page is done).
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     const { patchedSamples, patchOfSample } = this;
@@ -675,10 +673,6 @@ export class VariantWriter {
       // The common case: the line's 3-byte text again.
       if (start + 4 <= lineEnd && view.getUint32(start, true) === column) {
         end = start + 3;
-        continue;
-      }
-      if (baseLength === 3 && start + 3 === lineEnd && bytes[start] === b0 && bytes[start + 1] === b1 && bytes[start + 2] === b2) {
-        end = lineEnd; // the last column, with no tab after it
         continue;
       }
       const key = shortTextKey(bytes, start, lineEnd);
