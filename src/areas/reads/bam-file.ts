@@ -84,7 +84,7 @@ async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, sourc
         position += size;
         continue;
       }
-      block = { bytes: inflateBlocks(slice, at, at + size, source), size };
+      block = { bytes: inflateBlocks(slice, at, at + size, source, key !== undefined), size };
       if (key !== undefined) rememberBlock(key, block);
     } else if (skip >= block.bytes.length && skip > 0) {
       skip -= block.bytes.length;

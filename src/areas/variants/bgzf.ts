@@ -209,8 +209,13 @@ let inflater: BlockInflater | undefined;
  * objects that hold it, at the next scavenge. Every caller allocates objects per line or per record,
  * so scavenges come often: ~11 MB of text awaited one while paging reads. (A caller that allocated
  * nothing would let ~280 MB build up between scavenges, measured.)
+ *
+ * With `kept`, for text its caller holds beyond a few turns of the event loop (the reads' cache of
+ * recent blocks), the buffer is plain memory instead: such a buffer outlives two scavenges, moves to
+ * the old generation, and is freed only by a full collection, which shared memory never starts (a
+ * page worker paging reads 100 at a time grew by ~40 MB per 200,000 reads, without end, measured).
  */
-export function inflateBlocks(compressed: Uint8Array, from: number, to: number, source: string): Buffer {
+export function inflateBlocks(compressed: Uint8Array, from: number, to: number, source: string, kept = false): Buffer {
   inflater ??= new BlockInflater();
   if (!inflater.usable) return gunzipSync(compressed.subarray(from, to));
   const sizes: number[] = [];
@@ -219,7 +224,7 @@ export function inflateBlocks(compressed: Uint8Array, from: number, to: number, 
     sizes.push(blockSizeAt(compressed, at, source)!);
     total += readUInt32(compressed, at + sizes[sizes.length - 1] - 4); // ISIZE, the block's text length
   }
-  const out = Buffer.from(new SharedArrayBuffer(total));
+  const out = kept ? Buffer.allocUnsafeSlow(total) : Buffer.from(new SharedArrayBuffer(total));
   let written = 0;
   for (let i = 0, at = from; i < sizes.length; at += sizes[i++]) written += inflater.inflate(compressed, at, sizes[i], out, written);
   return out;
