@@ -67,8 +67,8 @@ class CramSource implements AlignmentSource {
     this.cram = new CramFile(openFile(ref.path), openFile(ref.indexPath), fetch);
   }
 
-  async records(refId: number, start: number, end: number): Promise<RecordCursor | undefined> {
-    return new CramRecords(this.cram, refId, start, end, this.readGroupNames, this.ref.path);
+  async records(refId: number, start: number, end: number, at?: VirtualOffset): Promise<RecordCursor | undefined> {
+    return new CramRecords(this.cram, refId, start, end, this.readGroupNames, this.ref.path, at);
   }
 }
 

@@ -4,13 +4,20 @@
  * (one writer, one set of rules for every field). Slices are decoded one at a time, in file order, so
  * memory holds one slice whatever the region.
  *
+ * A slice holds thousands of records (samtools writes 10,000 a slice) and a page may want a hundred:
+ * the slices decoded last are kept as their BAM records (recentSlices), and a page ends with the
+ * place of its next record in them (`offset`: the slice's position in the file, and the record's
+ * byte in its BAM records), so the next page starts there instead of decoding the slice again and
+ * walking it from its first record.
+ *
  * CRAM writers leave MD and NM out by default (they can be computed from the reference), and
  * `samtools view` computes them again when it decodes: so are they here, for every mapped read with
  * bases that has none stored, after its stored tags, with the rules samtools follows (mdAndNm).
  */
 import { CraiIndex, IndexedCramFile, type CramRecord } from '@gmod/cram';
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { RecordCursor } from './bam-file.js';
+import type { VirtualOffset } from '../variants/bgzf.js';
+import { newFileKey, RecordCursor } from './bam-file.js';
 
 /** Bases [start, end] (1-based, inclusive) of the file's reference `seqId`, as text. */
 export type SequenceFetch = (seqId: number, start: number, end: number) => Promise<string>;
@@ -23,9 +30,37 @@ interface Slice {
   sliceBytes: number;
 }
 
+/** Where a slice begins in the file: what a resume offset names it by. */
+const slicePosition = (slice: Slice) => slice.containerStart + slice.sliceStart;
+
+/**
+ * The BAM records of the slices decoded last, by file, reference and slice position, at most
+ * RECENT_SLICE_BYTES in all (a slice of 10,000 reads of 100 bases is ~2.3 MB). Decoding a slice and
+ * encoding its records cost ~30 µs a record; a page of 100 reads in the middle of a slice paid that
+ * for the whole slice (~0.3 s), every page.
+ */
+const recentSlices = new Map<string, Buffer>();
+const RECENT_SLICE_BYTES = 32 * 1024 * 1024;
+/** Slices kept at most, whatever their size (a slice may hold no record of the reference asked for). */
+const RECENT_SLICES = 1024;
+let recentSliceBytes = 0;
+
+function rememberSlice(key: string, records: Buffer): void {
+  if (records.length > RECENT_SLICE_BYTES / 4) return;
+  recentSlices.set(key, records);
+  recentSliceBytes += records.length;
+  while (recentSliceBytes > RECENT_SLICE_BYTES || recentSlices.size > RECENT_SLICES) {
+    const [oldest, bytes] = recentSlices.entries().next().value!;
+    recentSlices.delete(oldest);
+    recentSliceBytes -= bytes.length;
+  }
+}
+
 export class CramFile {
   readonly cram: IndexedCramFile;
   private readonly index: CraiIndex;
+  /** A key for this opened file's slices in recentSlices (a file added again gets a new one). */
+  readonly key = newFileKey();
 
   constructor(
     file: GenericFilehandle,
@@ -34,8 +69,9 @@ export class CramFile {
     readonly fetch: SequenceFetch,
   ) {
     this.index = new CraiIndex({ filehandle: indexFile });
-    // A small slice cache: the library keeps 20,000 decoded slices by default.
-    this.cram = new IndexedCramFile({ cramFilehandle: file, index: this.index, seqFetch: fetch, cacheSize: 8 });
+    // The library keeps 20,000 decoded slices by default, each as thousands of objects; the slices
+    // are kept here as BAM records instead (recentSlices), so it needs only the one being decoded.
+    this.cram = new IndexedCramFile({ cramFilehandle: file, index: this.index, seqFetch: fetch, cacheSize: 1 });
   }
 
   async headerText(): Promise<string> {
@@ -55,6 +91,8 @@ export class CramFile {
 export class CramRecords extends RecordCursor {
   private slices: Slice[] | undefined;
   private next_ = 0;
+  /** The position of the slice whose records are at hand. */
+  private slicePosition = -1;
 
   constructor(
     private readonly file: CramFile,
@@ -63,27 +101,50 @@ export class CramRecords extends RecordCursor {
     private readonly windowEnd: number,
     private readonly readGroupNames: string[],
     source: string,
+    /** Where to start: a record's offset seen before (`offset`); the first slice of the window when absent or not found. */
+    private resume?: VirtualOffset,
   ) {
     super(source);
   }
 
   async fill(): Promise<boolean> {
-    this.slices ??= await this.file.slicesOf(this.seqId, this.windowStart, this.windowEnd);
+    if (!this.slices) {
+      this.slices = await this.file.slicesOf(this.seqId, this.windowStart, this.windowEnd);
+      const resume = this.resume;
+      const from = resume ? this.slices.findIndex((s) => slicePosition(s) === resume.blockPosition) : -1;
+      if (from >= 0) this.next_ = from;
+      else this.resume = undefined;
+    }
     while (this.next_ < this.slices.length) {
       const slice = this.slices[this.next_++];
-      const records = await this.file.cram.getRecordsInSlice(slice, (r) => r.sequenceId === this.seqId);
-      if (!records.length) continue;
-      const lengths = templateLengths(records);
-      const reference = this.seqId >= 0 ? await this.referenceUnder(records) : undefined;
-      this.bytes = Buffer.concat(records.map((r, i) => encodeBamRecord(r, this.readGroupNames, lengths[i], reference)));
-      this.at = this.end = 0;
+      const records = await this.recordsOf(slice);
+      // A resume offset outside the slice's records (not one this file gave): from the slice's start.
+      const skip = this.resume && this.resume.dataPosition < records.length ? this.resume.dataPosition : 0;
+      this.resume = undefined;
+      if (skip >= records.length) continue;
+      this.bytes = records;
+      this.slicePosition = slicePosition(slice);
+      this.at = this.end = skip;
       return true;
     }
     return false;
   }
 
-  offset(): undefined {
-    return undefined;
+  /** The slice's records of this cursor's reference as BAM records, from recentSlices or decoded. */
+  private async recordsOf(slice: Slice): Promise<Buffer> {
+    const key = `${this.file.key}:${this.seqId}:${slicePosition(slice)}`;
+    const kept = recentSlices.get(key);
+    if (kept) return kept;
+    const records = await this.file.cram.getRecordsInSlice(slice, (r) => r.sequenceId === this.seqId);
+    const lengths = templateLengths(records);
+    const reference = this.seqId >= 0 && records.length ? await this.referenceUnder(records) : undefined;
+    const bytes = Buffer.concat(records.map((r, i) => encodeBamRecord(r, this.readGroupNames, lengths[i], reference)));
+    rememberSlice(key, bytes);
+    return bytes;
+  }
+
+  offset(): VirtualOffset | undefined {
+    return this.slicePosition >= 0 ? { blockPosition: this.slicePosition, dataPosition: this.at } : undefined;
   }
 
   /** The reference's bases under the mapped records of a slice, when any of them needs MD or NM computed. */
@@ -303,9 +364,8 @@ export function encodeBamRecord(record: CramRecord, readGroupNames: string[], te
     at += 4;
   }
   for (let i = 0; i < sequence.length; i += 2) {
-    const high = NIBBLES[sequence[i].toUpperCase()] ?? 15;
-    const low = i + 1 < sequence.length ? (NIBBLES[sequence[i + 1].toUpperCase()] ?? 15) : 0;
-    out[at++] = (high << 4) | low;
+    const low = i + 1 < sequence.length ? baseCode(sequence, i + 1) : 0;
+    out[at++] = (baseCode(sequence, i) << 4) | low;
   }
   if (sequence.length) {
     if (qualities && qualities.length >= sequence.length) out.set(qualities.subarray(0, sequence.length), at);
