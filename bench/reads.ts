@@ -336,6 +336,8 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
         ...passDetail(small.timed, small.replayed),
         pageSize: DEFAULT_PAGE_SIZE,
         serverCpuMicrosecondsPerPage: (small.timed.serverCpuSeconds * 1e6) / small.timed.pages,
+        // After the pages of 1000: memory that grows with the pages read shows here first.
+        serverPeakRssMegabytes: small.peakRss / (1024 * 1024),
         ...replayDetail(small),
       },
     }),
