@@ -94,6 +94,7 @@ async function main(): Promise<void> {
   }
   if (reads) {
     loads.push(['repo add-readgroupset', ['repo', 'add-readgroupset', registry, 'bench', reads.bam, '--referenceset', 'bench-ref', '--name', 'bench-reads']]);
+    loads.push(['repo add-readgroupset (CRAM)', ['repo', 'add-readgroupset', registry, 'bench', reads.cram, '--referenceset', 'bench-ref', '--name', 'bench-cram']]);
   }
   const loadSeconds: Record<string, number> = {};
   for (const [name, args] of loads) {

@@ -38,12 +38,13 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   // P1: two page sizes against bcftools, three codings against the replay, 2 and 4 clients in two
   // codings (a per-CPU-second row only when the pass used a second of CPU); bytes per call of two
   // codings. P3 five endpoints, P4 first/deep/names and four thresholds, P6 the probe of the server and of the bare replay,
-  // READS pages of 1000 against samtools and the replay, and pages of the default size against their replay.
+  // READS pages of 1000 against samtools and the replay, pages of the default size against their
+  // replay, and the CRAM's pages against samtools.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
   assert.deepEqual(
     [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6'), count('READS')],
-    [9, 2, 1, 5, 7, 1, 2, 3],
+    [9, 2, 1, 5, 7, 1, 2, 4],
   );
   // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
   assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
@@ -79,10 +80,16 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
   assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
   assert.equal(readsFigure.detail.alignments, inRegion);
-  const [large, , small] = result.figures.filter((f: { part: string }) => f.part === 'READS').map((f: { detail: Record<string, number> }) => f.detail);
+  const [large, , small, cram] = result.figures.filter((f: { part: string }) => f.part === 'READS').map((f: { detail: Record<string, any> }) => f.detail);
   assert.equal(small.alignments, inRegion);
   assert.equal(small.pages, Math.ceil(inRegion / 100), 'pages of the default size, 100');
   assert.equal(large.pages, Math.ceil(inRegion / 1000));
+  // The CRAM of the same reads: its window's reads as samtools counts them there.
+  const fasta = path.join(path.dirname(bam), 'bench-ref.fa');
+  const inCramWindow = Number(spawnSync('samtools', ['view', '-c', '-T', fasta, bam.replace(/\.bam$/, '.cram'), cram.region], { encoding: 'utf8' }).stdout.trim());
+  assert.ok(inCramWindow > 100, `${inCramWindow} reads in ${cram.region}`);
+  assert.equal(cram.alignments, inCramWindow);
+  assert.ok(cram.firstPassSeconds > 0);
   for (const step of ['repo init', 'repo add-referenceset', 'repo add-variantset', 'repo add-rnaquantification', 'repo add-readgroupset']) {
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
