@@ -35,9 +35,10 @@ const slicePosition = (slice: Slice) => slice.containerStart + slice.sliceStart;
 
 /**
  * The BAM records of the slices decoded last, by file, reference and slice position, at most
- * RECENT_SLICE_BYTES in all (a slice of 10,000 reads of 100 bases is ~2.3 MB). Decoding a slice and
- * encoding its records cost ~30 µs a record; a page of 100 reads in the middle of a slice paid that
- * for the whole slice (~0.3 s), every page.
+ * RECENT_SLICE_BYTES in all (a slice of 10,000 reads of 100 bases is ~2.3 MB; a slice of more than a
+ * quarter of that is decoded again when asked for again). Decoding a slice and encoding its records
+ * cost 15-80 µs a record (reads that match their reference, to random bases); a page of 100 reads in
+ * the middle of a slice paid that for the whole slice, every page.
  */
 const recentSlices = new Map<string, Buffer>();
 const RECENT_SLICE_BYTES = 32 * 1024 * 1024;
@@ -369,7 +370,7 @@ export function encodeBamRecords(
 }
 
 function writeBamRecord(out: BamRecordWriter, record: CramRecord, readGroupNames: string[], templateLength?: number, reference?: ReferenceBases): void {
-  const name = (record.readName ?? '*');
+  const name = record.readName ?? '*';
   const unmapped = (record.flags & 4) !== 0;
   const cigar = unmapped ? [] : cigarOf(record);
   const bases = record.getReadBases();
