@@ -2,10 +2,10 @@
  * CRAM files of many slices: a page that begins in the middle of a slice must neither decode the slice
  * again nor give other records than the BAM the CRAM was made from. The setup writes SAM text of reads
  * copied from a generated reference with a few substitutions (and a few unmapped reads at the end),
- * sorts it into a BAM with samtools, and writes a CRAM of 100 reads a slice from that BAM. The BAM's
- * answers are the expected values (other suites check BAM answers against `samtools view`); MD and NM,
- * which the CRAM decoder computes as `samtools view` does and the BAM does not hold, are left out of
- * the comparison.
+ * sorts it into a BAM with samtools, and writes a CRAM of 100 reads a slice from that BAM (registered
+ * twice: as a local file and by URL, read by HTTP ranges). The BAM's answers are the expected values
+ * (other suites check BAM answers against `samtools view`); MD and NM, which the CRAM decoder computes
+ * as `samtools view` does and the BAM does not hold, are left out of the comparison.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -21,6 +21,7 @@ import { pieceSent } from '../src/protocol/chunk-pool.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 import { pageTokenAtEnd } from '../src/protocol/reply.js';
 import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { startRangeServer } from './range-server.js';
 import { samtools, withoutSamtools } from './sam-text.js';
 
 const CONTIG = 'chrC';
@@ -58,7 +59,7 @@ function neutral(a: any): any {
   const attr = { ...a.attributes?.attr };
   delete attr.MD;
   delete attr.NM;
-  return { ...a, id: undefined, readGroupId: Buffer.from(a.readGroupId, 'base64url').toString().replace('"cram"', '"bam"'), attributes: { attr } };
+  return { ...a, id: undefined, readGroupId: Buffer.from(a.readGroupId, 'base64url').toString().replace(/"(cram|remote)"/, '"bam"'), attributes: { attr } };
 }
 
 describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
@@ -83,6 +84,9 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
     await loadReferenceSet(registry, fastaPath, { name: 'c' });
     await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'c', name: 'bam' });
     await loadReadGroupSet(registry, 'ds', cram, { referenceset: 'c', name: 'cram' });
+    // The same CRAM read by HTTP ranges, as from object storage.
+    const files = await startRangeServer(dir);
+    await loadReadGroupSet(registry, 'ds', `${files.url}/c.cram`, { referenceset: 'c', name: 'remote' });
     server = await startTestServer(location);
     service = readService(registry, defaultPagingLimits, 60_000);
   });
@@ -96,9 +100,9 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
   it('pages every read as the BAM does, whatever the page size', async () => {
     const expected = (await collectPages(server, '/reads/search', { readGroupIds: groups('bam'), pageSize: 1000 }, 'alignments')).records.map(neutral);
     assert.equal(expected.length, MAPPED + UNMAPPED);
-    for (const pageSize of [1000, 37, 7]) {
-      const { records } = await collectPages(server, '/reads/search', { readGroupIds: groups('cram'), pageSize }, 'alignments');
-      assert.deepEqual(records.map(neutral), expected, `pageSize ${pageSize}`);
+    for (const [set, pageSize] of [['cram', 1000], ['cram', 37], ['cram', 7], ['remote', 37]] as const) {
+      const { records } = await collectPages(server, '/reads/search', { readGroupIds: groups(set), pageSize }, 'alignments');
+      assert.deepEqual(records.map(neutral), expected, `${set}, pageSize ${pageSize}`);
     }
   });
 
