@@ -17,6 +17,7 @@ import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { readService } from '../src/areas/reads/service.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
+import type { Registry } from '../src/registry/registry.js';
 import { pieceSent } from '../src/protocol/chunk-pool.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 import { pageTokenAtEnd } from '../src/protocol/reply.js';
@@ -65,7 +66,7 @@ function neutral(a: any): any {
 describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
   const dir = tempDir();
   let server: TestServer;
-  let service: ReturnType<typeof readService>;
+  let registry: Registry;
   const groups = (set: string) => ['x', 'y'].map((g) => idOf('ds', 'rgs', set, g));
 
   before(async () => {
@@ -79,7 +80,9 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
     samtools('index', bam);
     samtools('view', '-C', '-T', fastaPath, '--output-fmt-option', `seqs_per_slice=${PER_SLICE}`, '-o', cram, bam);
     samtools('index', cram);
-    const { location, registry } = await newRegistry(dir);
+    const made = await newRegistry(dir);
+    registry = made.registry;
+    const location = made.location;
     await addDataset(registry, 'ds');
     await loadReferenceSet(registry, fastaPath, { name: 'c' });
     await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'c', name: 'bam' });
@@ -88,7 +91,6 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
     const files = await startRangeServer(dir);
     await loadReadGroupSet(registry, 'ds', `${files.url}/c.cram`, { referenceset: 'c', name: 'remote' });
     server = await startTestServer(location);
-    service = readService(registry, defaultPagingLimits, 60_000);
   });
   after(() => server?.close());
 
@@ -117,7 +119,34 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
     }
   });
 
-  it('decodes each slice once while a client pages through it', async () => {
+  /** Pages through the reference in process, 10 reads a page, with a service of its own (so none of its slices is kept yet). */
+  async function pageThrough(service: ReturnType<typeof readService>): Promise<{ pages: number; reads: number }> {
+    let pages = 0;
+    let reads = 0;
+    let token: string | undefined;
+    const request = { readGroupIds: groups('cram'), referenceId: idOf('c', CONTIG), pageSize: 10 };
+    do {
+      const stream = await service.searchReads(token ? { ...request, pageToken: token } : request);
+      let tail = '';
+      await stream.write(
+        {
+          write(chunk) {
+            const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+            reads += text.split('"readGroupId"').length - 1;
+            tail = (tail + text).slice(-300);
+            pieceSent(chunk);
+          },
+        },
+        'camel',
+      );
+      token = pageTokenAtEnd(tail);
+      pages++;
+    } while (token);
+    return { pages, reads };
+  }
+
+  /** How many slices `run` makes the library decode. */
+  async function slicesDecodedBy(run: () => Promise<void>): Promise<number> {
     const original = IndexedCramFile.prototype.getRecordsInSlice;
     let decoded = 0;
     IndexedCramFile.prototype.getRecordsInSlice = function (...args: Parameters<typeof original>) {
@@ -125,33 +154,32 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
       return original.apply(this, args);
     };
     try {
-      let pages = 0;
-      let reads = 0;
-      let token: string | undefined;
-      const request = { readGroupIds: groups('cram'), referenceId: idOf('c', CONTIG), pageSize: 10 };
-      do {
-        const stream = await service.searchReads(token ? { ...request, pageToken: token } : request);
-        let tail = '';
-        await stream.write(
-          {
-            write(chunk) {
-              const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
-              reads += text.split('"readGroupId"').length - 1;
-              tail = (tail + text).slice(-300);
-              pieceSent(chunk);
-            },
-          },
-          'camel',
-        );
-        token = pageTokenAtEnd(tail);
-        pages++;
-      } while (token);
-      assert.equal(reads, MAPPED);
-      const slices = Math.ceil(MAPPED / PER_SLICE);
-      // Each slice once (a page that ends where a slice ends may look into the next one more).
-      assert.ok(decoded <= slices + 2, `${decoded} slices decoded for ${pages} pages of ${slices} slices`);
+      await run();
     } finally {
       IndexedCramFile.prototype.getRecordsInSlice = original;
     }
+    return decoded;
+  }
+
+  const slices = Math.ceil(MAPPED / PER_SLICE);
+
+  it('decodes each slice once while a client pages through it', async () => {
+    let paged = { pages: 0, reads: 0 };
+    const decoded = await slicesDecodedBy(async () => {
+      paged = await pageThrough(readService(registry, defaultPagingLimits, 60_000));
+    });
+    assert.equal(paged.reads, MAPPED);
+    // Each slice once (a page that ends where a slice ends may look into the next one more).
+    assert.ok(decoded <= slices + 2, `${decoded} slices decoded for ${paged.pages} pages of ${slices} slices`);
+  });
+
+  it('decodes each slice once while three clients page through it at once', async () => {
+    const service = readService(registry, defaultPagingLimits, 60_000);
+    let paged: Array<{ reads: number }> = [];
+    const decoded = await slicesDecodedBy(async () => {
+      paged = await Promise.all([pageThrough(service), pageThrough(service), pageThrough(service)]);
+    });
+    assert.deepEqual(paged.map((p) => p.reads), [MAPPED, MAPPED, MAPPED]);
+    assert.ok(decoded <= slices + 2, `${decoded} slices decoded for three clients over ${slices} slices`);
   });
 });

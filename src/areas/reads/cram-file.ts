@@ -45,6 +45,8 @@ const RECENT_SLICE_BYTES = 32 * 1024 * 1024;
 /** Slices kept at most, whatever their size (a slice may hold no record of the reference asked for). */
 const RECENT_SLICES = 1024;
 let recentSliceBytes = 0;
+/** The slices being decoded, by the same key. */
+const slicesDecoding = new Map<string, Promise<Buffer>>();
 
 function rememberSlice(key: string, records: Buffer): void {
   if (records.length > RECENT_SLICE_BYTES / 4) return;
@@ -132,16 +134,31 @@ export class CramRecords extends RecordCursor {
   }
 
   /** The slice's records of this cursor's reference as BAM records, from recentSlices or decoded. */
-  private async recordsOf(slice: Slice): Promise<Buffer> {
+  private recordsOf(slice: Slice): Promise<Buffer> {
     const key = `${this.file.key}:${this.seqId}:${slicePosition(slice)}`;
     const kept = recentSlices.get(key);
-    if (kept) return kept;
+    if (kept) return Promise.resolve(kept);
+    // Clients paging the same region at once (a browser's users on one locus) share one decoding.
+    let decoding = slicesDecoding.get(key);
+    if (!decoding) {
+      decoding = this.decode(slice).then((bytes) => {
+        rememberSlice(key, bytes);
+        return bytes;
+      });
+      slicesDecoding.set(key, decoding);
+      void decoding.then(
+        () => slicesDecoding.delete(key),
+        () => slicesDecoding.delete(key),
+      );
+    }
+    return decoding;
+  }
+
+  private async decode(slice: Slice): Promise<Buffer> {
     const records = await this.file.cram.getRecordsInSlice(slice, (r) => r.sequenceId === this.seqId);
     const lengths = templateLengths(records);
     const reference = this.seqId >= 0 && records.length ? await this.referenceUnder(records) : undefined;
-    const bytes = encodeBamRecords(records, this.readGroupNames, lengths, reference);
-    rememberSlice(key, bytes);
-    return bytes;
+    return encodeBamRecords(records, this.readGroupNames, lengths, reference);
   }
 
   offset(): VirtualOffset | undefined {
