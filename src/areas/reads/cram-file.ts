@@ -64,6 +64,8 @@ export class CramFile {
   private readonly index: CraiIndex;
   /** A key for this opened file's slices in recentSlices (a file added again gets a new one). */
   readonly key = newFileKey();
+  /** Each reference's slices in file order, by reference index. */
+  private readonly inFileOrder = new Map<number, Slice[]>();
 
   constructor(
     file: GenericFilehandle,
@@ -83,10 +85,15 @@ export class CramFile {
 
   /** The slices holding records of `seqId` (-1: reads without a position) that may overlap [start, end), in file order. */
   async slicesOf(seqId: number, start: number, end: number): Promise<Slice[]> {
-    const entries = ((await this.index.getIndex()) as Record<string, Slice[] | undefined>)[seqId] ?? [];
-    return entries
-      .filter((e) => seqId < 0 || (e.start - 1 < end && e.start - 1 + e.span > start))
-      .sort((a, b) => a.containerStart - b.containerStart || a.sliceStart - b.sliceStart);
+    // Asked for on every page: each reference's slices are put in file order once.
+    let entries = this.inFileOrder.get(seqId);
+    if (!entries) {
+      entries = [...(((await this.index.getIndex()) as Record<string, Slice[] | undefined>)[seqId] ?? [])].sort(
+        (a, b) => a.containerStart - b.containerStart || a.sliceStart - b.sliceStart,
+      );
+      this.inFileOrder.set(seqId, entries);
+    }
+    return seqId < 0 ? entries : entries.filter((e) => e.start - 1 < end && e.start - 1 + e.span > start);
   }
 }
 
