@@ -18,10 +18,8 @@ import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { readService } from '../src/areas/reads/service.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import type { Registry } from '../src/registry/registry.js';
-import { pieceSent } from '../src/protocol/chunk-pool.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
-import { pageTokenAtEnd } from '../src/protocol/reply.js';
-import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { collectPages, idOf, newRegistry, pageReadsInProcess, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { startRangeServer } from './range-server.js';
 import { samtools, withoutSamtools } from './sam-text.js';
 
@@ -120,30 +118,8 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
   });
 
   /** Pages through the reference in process, 10 reads a page, with a service of its own (so none of its slices is kept yet). */
-  async function pageThrough(service: ReturnType<typeof readService>): Promise<{ pages: number; reads: number }> {
-    let pages = 0;
-    let reads = 0;
-    let token: string | undefined;
-    const request = { readGroupIds: groups('cram'), referenceId: idOf('c', CONTIG), pageSize: 10 };
-    do {
-      const stream = await service.searchReads(token ? { ...request, pageToken: token } : request);
-      let tail = '';
-      await stream.write(
-        {
-          write(chunk) {
-            const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
-            reads += text.split('"readGroupId"').length - 1;
-            tail = (tail + text).slice(-300);
-            pieceSent(chunk);
-          },
-        },
-        'camel',
-      );
-      token = pageTokenAtEnd(tail);
-      pages++;
-    } while (token);
-    return { pages, reads };
-  }
+  const pageThrough = (service: ReturnType<typeof readService>) =>
+    pageReadsInProcess(service, { readGroupIds: groups('cram'), referenceId: idOf('c', CONTIG), pageSize: 10 });
 
   /** How many slices `run` makes the library decode. */
   async function slicesDecodedBy(run: () => Promise<void>): Promise<number> {
@@ -164,22 +140,22 @@ describe('CRAM files of many slices', { skip: withoutSamtools }, () => {
   const slices = Math.ceil(MAPPED / PER_SLICE);
 
   it('decodes each slice once while a client pages through it', async () => {
-    let paged = { pages: 0, reads: 0 };
+    let paged = { pages: 0, alignments: 0 };
     const decoded = await slicesDecodedBy(async () => {
       paged = await pageThrough(readService(registry, defaultPagingLimits, 60_000));
     });
-    assert.equal(paged.reads, MAPPED);
+    assert.equal(paged.alignments, MAPPED);
     // Each slice once (a page that ends where a slice ends may look into the next one more).
     assert.ok(decoded <= slices + 2, `${decoded} slices decoded for ${paged.pages} pages of ${slices} slices`);
   });
 
   it('decodes each slice once while three clients page through it at once', async () => {
     const service = readService(registry, defaultPagingLimits, 60_000);
-    let paged: Array<{ reads: number }> = [];
+    let paged: Array<{ alignments: number }> = [];
     const decoded = await slicesDecodedBy(async () => {
       paged = await Promise.all([pageThrough(service), pageThrough(service), pageThrough(service)]);
     });
-    assert.deepEqual(paged.map((p) => p.reads), [MAPPED, MAPPED, MAPPED]);
+    assert.deepEqual(paged.map((p) => p.alignments), [MAPPED, MAPPED, MAPPED]);
     assert.ok(decoded <= slices + 2, `${decoded} slices decoded for three clients over ${slices} slices`);
   });
 });
