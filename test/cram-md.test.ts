@@ -15,20 +15,11 @@ import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { parseSam, samtools, withoutSamtools, type SamRecord } from './sam-text.js';
+import { parseSam, samtools, seededRandom, withoutSamtools, type SamRecord } from './sam-text.js';
 
 const skip = withoutSamtools;
 
-/** A seeded generator, so the files are the same on every run. */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-}
-
-const next = random(29);
+const next = seededRandom(29);
 const pick = (text: string) => text[Math.floor(next() * text.length)];
 const bases = (n: number) => Array.from({ length: n }, () => pick('ACGT')).join('');
 

@@ -21,7 +21,7 @@ import type { Registry } from '../src/registry/registry.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 import { collectPages, idOf, newRegistry, pageReadsInProcess, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { startRangeServer } from './range-server.js';
-import { samtools, withoutSamtools } from './sam-text.js';
+import { samtools, seededRandom, withoutSamtools } from './sam-text.js';
 
 const CONTIG = 'chrC';
 const CONTIG_LENGTH = 300_000;
@@ -30,8 +30,7 @@ const UNMAPPED = 30;
 const PER_SLICE = 100;
 
 function generated(): { fasta: string; sam: string } {
-  let seed = 11;
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const next = seededRandom(11);
   const base = () => 'ACGT'[Math.floor(next() * 4)];
   const reference = Array.from({ length: CONTIG_LENGTH }, base).join('');
   const fasta = `>${CONTIG}\n` + reference.match(/.{1,60}/g)!.join('\n') + '\n';

@@ -17,7 +17,7 @@ import { readService } from '../src/areas/reads/service.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 import { idOf, newRegistry, pageReadsInProcess, tempDir } from './helpers.js';
-import { samtools, withoutSamtools } from './sam-text.js';
+import { samtools, seededRandom, withoutSamtools } from './sam-text.js';
 
 const READS = 40_000;
 const READ_LENGTH = 100;
@@ -30,8 +30,7 @@ const PASSES = 14;
 const BOUND = 80 * 1024 * 1024;
 
 function samText(): string {
-  let seed = 7;
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const next = seededRandom(7);
   const lines = ['@HD\tVN:1.6\tSO:coordinate', `@SQ\tSN:chrM1\tLN:${CONTIG_LENGTH}`, '@RG\tID:a\tSM:s1', '@RG\tID:b\tSM:s2'];
   const positions = Array.from({ length: READS }, () => 1 + Math.floor(next() * (CONTIG_LENGTH - READ_LENGTH))).sort((x, y) => x - y);
   positions.forEach((pos, i) => {

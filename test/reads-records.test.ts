@@ -22,7 +22,7 @@ import { bgzfCompress } from '../src/areas/variants/bgzf.js';
 import { ByteChunks } from '../src/areas/variants/variant-writer.js';
 import { openFile } from '../src/files.js';
 import { collectPages, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { expectedAttributes, parseSam, samEnd, samtools, withoutSamtools, type SamRecord } from './sam-text.js';
+import { expectedAttributes, parseSam, samEnd, samtools, seededRandom, withoutSamtools, type SamRecord } from './sam-text.js';
 
 const skip = withoutSamtools;
 
@@ -30,17 +30,8 @@ const GROUPS = ['g1', 'g"2', 'g3'];
 const LONG_READ = 70_000;
 const MANY_OPERATIONS = 70_000;
 
-/** A seeded generator, so the file is the same on every run. */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-}
-
 function samText(): string {
-  const next = random(17);
+  const next = seededRandom(17);
   const lines = [
     '@HD\tVN:1.6\tSO:unsorted',
     '@SQ\tSN:chrW\tLN:200000',

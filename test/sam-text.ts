@@ -80,6 +80,15 @@ export function expectedAttributes(tags: string[]) {
   return Object.keys(attr).length ? { attr } : undefined;
 }
 
+/** A seeded generator of numbers in [0, 1), so the files a suite writes are the same on every run. */
+export function seededRandom(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+}
+
 /** Why a suite that makes its files with samtools is skipped, or false when samtools is installed. */
 export const withoutSamtools = spawnSync('sh', ['-c', 'command -v samtools']).status !== 0 ? 'needs samtools (apt-get install -y samtools)' : false;
 
