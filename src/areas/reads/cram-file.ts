@@ -131,7 +131,7 @@ export class CramRecords extends RecordCursor {
       // A resume offset outside the slice's records (not one this file gave): from the slice's start.
       const skip = this.resume && this.resume.dataPosition < records.length ? this.resume.dataPosition : 0;
       this.resume = undefined;
-      if (skip >= records.length) continue;
+      if (!records.length) continue;
       this.bytes = records;
       this.slicePosition = slicePosition(slice);
       this.at = this.end = skip;
@@ -268,26 +268,30 @@ class BamRecordWriter {
     this.at += 4;
   }
 
+  /** A tag's two-letter key and its type letter (room made by the caller). */
+  private tagKey(name: string, type: number): void {
+    this.at += this.bytes.write(name.slice(0, 2), this.at, 'latin1');
+    this.bytes[this.at++] = type;
+  }
+
   /** A tag of the record (SAM specification, section 4.2.4); a value of no BAM type is left out. */
   tag(name: string, value: unknown): void {
     if (typeof value === 'string') {
       this.room(4 + value.length * 3);
-      this.at += this.bytes.write(name.slice(0, 2), this.at, 'latin1');
-      this.bytes[this.at++] = 90; // Z
+      this.tagKey(name, 90); // Z
       this.at += this.bytes.write(value, this.at, 'utf8');
       this.bytes[this.at++] = 0;
     } else if (typeof value === 'number') {
       this.room(7);
-      this.at += this.bytes.write(name.slice(0, 2), this.at, 'latin1');
       if (Number.isInteger(value) && value >= -2147483648 && value <= 2147483647) {
-        this.bytes[this.at++] = 105; // i
+        this.tagKey(name, 105); // i
         this.int32(value);
       } else if (Number.isInteger(value) && value >= 0 && value <= 4294967295) {
-        this.bytes[this.at++] = 73; // I
+        this.tagKey(name, 73); // I
         this.bytes.writeUInt32LE(value, this.at);
         this.at += 4;
       } else {
-        this.bytes[this.at++] = 102; // f
+        this.tagKey(name, 102); // f
         this.bytes.writeFloatLE(value, this.at);
         this.at += 4;
       }
@@ -296,8 +300,7 @@ class BamRecordWriter {
       let integers = true;
       for (let i = 0; i < items.length; i++) if (!Number.isInteger(items[i])) integers = false;
       this.room(8 + items.length * 4);
-      this.at += this.bytes.write(name.slice(0, 2), this.at, 'latin1');
-      this.bytes[this.at++] = 66; // B
+      this.tagKey(name, 66); // B
       this.bytes[this.at++] = integers ? 105 : 102;
       this.int32(items.length);
       for (let i = 0; i < items.length; i++) {
