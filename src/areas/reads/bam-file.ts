@@ -37,6 +37,21 @@ function rememberBlock(key: string, block: InflatedBlock): void {
   if (recentBlocks.size > RECENT_BLOCKS) recentBlocks.delete(recentBlocks.keys().next().value!);
 }
 
+/**
+ * The compressed bytes read last from each file, by file key: a page of a hundred reads uses ~10 KB of
+ * a 128 KB slice and the next page starts in it, so it is read from the file once instead of once a
+ * page (every read also opened and closed the file, and a new buffer per page kept the collector busy).
+ * At most 8 files (16 MB).
+ */
+const recentSlices = new Map<number, { at: number; bytes: Buffer; ended: boolean }>();
+const RECENT_SLICES = 8;
+
+function rememberSlice(fileKey: number, at: number, bytes: Buffer, ended: boolean): void {
+  recentSlices.delete(fileKey);
+  recentSlices.set(fileKey, { at, bytes, ended });
+  if (recentSlices.size > RECENT_SLICES) recentSlices.delete(recentSlices.keys().next().value!);
+}
+
 let fileKeys = 0;
 /** A key for the blocks of one opened file (a file added again gets a new one, so no block outlives its file). */
 export const newFileKey = () => ++fileKeys;
@@ -44,15 +59,17 @@ export const newFileKey = () => ++fileKeys;
 /**
  * Inflated BGZF data from `start` onward, one block at a time (a page that stops early inflates at
  * most one block it does not use), read from the file in slices that grow from 128 KB to 1 MB. With
- * `fileKey`, blocks inflated recently are taken from memory instead of inflated again.
+ * `fileKey`, blocks inflated recently are taken from memory instead of inflated again, and the slice
+ * read last from the file is read from again.
  */
 async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, source: string, fileKey?: number): AsyncGenerator<InflatedPiece> {
   let position = start.blockPosition;
   let skip = start.dataPosition;
-  let slice: Buffer = EMPTY;
-  let sliceAt = 0; // the file position of slice[0]
+  const recent = fileKey === undefined ? undefined : recentSlices.get(fileKey);
+  let slice: Buffer = recent?.bytes ?? EMPTY;
+  let sliceAt = recent?.at ?? 0; // the file position of slice[0]
   let sliceSize = FIRST_SLICE;
-  let fileEnded = false; // the slice reaches the end of the file
+  let fileEnded = recent?.ended ?? false; // the slice reaches the end of the file
   for (;;) {
     const key = fileKey === undefined ? undefined : `${fileKey}:${position}`;
     let block = key === undefined ? undefined : recentBlocks.get(key);
@@ -67,6 +84,7 @@ async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, sourc
           sliceAt = position;
           at = 0;
           fileEnded = slice.length < sliceSize;
+          if (fileKey !== undefined) rememberSlice(fileKey, sliceAt, slice, fileEnded);
           size = blockSizeAt(slice, 0, source);
           if (size !== undefined && size <= slice.length) break;
           if (fileEnded) {
