@@ -1,6 +1,7 @@
 /** Reply buffers are reused only once the writer is done with them and every piece of them is sent. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ByteChunks } from '../src/areas/variants/variant-writer.js';
 import { adopt, CHUNK_BYTES, handedOut, pieceSent, retire, takeChunkBuffer, takeForTransfer } from '../src/protocol/chunk-pool.js';
 
 /** A pooled buffer with two pieces of it handed out: bytes 0-10 and 10-`end`. */
@@ -65,5 +66,26 @@ describe('chunk pool', () => {
     assert.equal(adopt(new ArrayBuffer(CHUNK_BYTES / 2)), false, 'not of the pool\'s size');
     assert.equal(adopt(moved), true);
     assert.equal(takeChunkBuffer().buffer, moved, 'back from the other thread: reused');
+  });
+
+  it('writes a small page of a search into a pooled buffer, the same memory page after page, moved whole to another thread', () => {
+    /** A page of ~12 KB written and finished: its pieces. */
+    const page = () => {
+      const out = ByteChunks.forPage();
+      out.text('{"alignments":[');
+      for (let i = 0; i < 100; i++) out.text((i ? ',' : '') + JSON.stringify({ id: `read-${i}`, alignedSequence: 'ACGT'.repeat(25) }));
+      out.text(']}');
+      return out.finish();
+    };
+    const first = page();
+    assert.equal(first.length, 1);
+    for (const piece of first) pieceSent(piece);
+    const second = page();
+    assert.equal(second[0].buffer, first[0].buffer, 'the page before was sent: its buffer is written again');
+    assert.equal(takeForTransfer(second[0]), true, 'the one piece of a finished buffer: moved as it lies, not copied');
+    // A small reply of another kind keeps a small buffer of its own.
+    const small = new ByteChunks();
+    small.text('{}');
+    assert.ok(small.finish()[0].buffer.byteLength < CHUNK_BYTES);
   });
 });

@@ -418,7 +418,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
 
       return {
         async write(sink, form) {
-          const out = new ByteChunks();
+          const out = ByteChunks.forPage();
           out.text('{' + response.listKey[form] + ':[');
           let written = 0;
           // The place of the last record written (a ReadPosition, kept in numbers: no array per read).

@@ -340,7 +340,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
 
       return {
         async write(sink, form) {
-          const out = new ByteChunks();
+          const out = ByteChunks.forPage();
           out.text('{' + response.listKey[form] + ':[');
           let written = 0;
           let bytes = 0;
