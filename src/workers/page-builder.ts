@@ -114,6 +114,11 @@ class AheadPage {
   private chunks: Array<Uint8Array | undefined> = [];
   bytes = 0;
   /**
+   * The memory its chunks keep: their buffers, larger than the bytes they hold when a small page lies
+   * in a pooled 1 MB chunk (ByteChunks.forPage), or was copied into a spare one.
+   */
+  held = 0;
+  /**
    * Checking the request, then writing the page, then written (its JSON complete and its next token
    * known; being compressed, if it is); it ends done or failed.
    */
@@ -144,6 +149,7 @@ class AheadPage {
   push(chunk: Uint8Array): void {
     this.chunks.push(chunk);
     this.bytes += chunk.byteLength;
+    this.held += chunk.buffer.byteLength;
     this.tail.add(chunk);
     this.wake();
   }
@@ -157,6 +163,7 @@ class AheadPage {
   recode(whole: Uint8Array, coding: ContentCoding): void {
     this.chunks = [whole];
     this.bytes = whole.byteLength;
+    this.held = whole.buffer.byteLength;
     this.coded = coding;
   }
 
@@ -226,7 +233,7 @@ interface Request {
 export class PageBuilder {
   private readonly requests = new Map<number, Request>();
   private readonly ahead = new Map<string, AheadPage>();
-  /** Bytes of the pages in `ahead` (taken pages belong to their request). */
+  /** Memory held by the pages in `ahead` (AheadPage.held; taken pages belong to their request). */
   private aheadBytes = 0;
   private atLimit = false;
   /** The builds of pages ahead under way. */
@@ -491,14 +498,14 @@ export class PageBuilder {
   /** Compresses a page built ahead, complete and not yet read; its uncompressed buffers are filled again. */
   private async encodeAhead(page: AheadPage, coding: ContentCoding): Promise<void> {
     page.encoding = true;
-    const before = page.bytes;
+    const held = page.held;
     const pieces = page.pieces();
-    const whole = await this.encode!(coding, pieces, before);
+    const whole = await this.encode!(coding, pieces, page.bytes);
     if (page.cancelled) throw CANCELLED;
     if (!whole) return; // under the compression threshold: it goes as it is
     page.recode(whole, coding);
     for (const piece of pieces) takeBack(piece.buffer as ArrayBuffer);
-    if (!page.taken) this.aheadBytes += page.bytes - before;
+    if (!page.taken) this.aheadBytes += page.held - held;
   }
 
   /** Resolves once no page is being built ahead (what a test waits for before changing the registry). */
@@ -511,11 +518,11 @@ export class PageBuilder {
     if (page.cancelled) throw CANCELLED;
     const own = ownCopy(chunk);
     if (!page.taken) {
-      if (this.aheadBytes + own.byteLength > this.limits.maxBytes) {
+      if (this.aheadBytes + own.buffer.byteLength > this.limits.maxBytes) {
         this.drop(page);
         throw CANCELLED;
       }
-      this.aheadBytes += own.byteLength;
+      this.aheadBytes += own.buffer.byteLength;
     }
     page.push(own);
     // Requests (and their acks) are handled between any two chunks of a page built ahead.
@@ -533,7 +540,7 @@ export class PageBuilder {
   private forget(page: AheadPage): void {
     if (this.ahead.get(page.key) !== page) return;
     this.ahead.delete(page.key);
-    this.aheadBytes -= page.bytes;
+    this.aheadBytes -= page.held;
     clearTimeout(page.timer);
   }
 }
