@@ -143,7 +143,7 @@ function serveCommand(program: Command): void {
     .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
     .option('--compression-threshold <bytes>', 'replies smaller than this are not compressed', integerAtLeast(0), defaults.compression.threshold)
     .option('--page-workers <n>', 'worker threads that build variant and read pages (0: on the main thread, in slices)', integerAtLeast(0), defaults.pageWorkers)
-    .option('--read-ahead-mb <n>', 'megabytes of next pages each page worker may build ahead of their requests (0: none)', integerAtLeast(0), defaults.readAheadBytes / (1024 * 1024))
+    .option('--read-ahead-mb <n>', 'megabytes of memory each page worker may hold in next pages built ahead of their requests (0: none)', integerAtLeast(0), defaults.readAheadBytes / (1024 * 1024))
     .option('--max-json-depth <n>', 'deepest nesting of objects and arrays in a request body (at most 512)', integerAtLeast(1), defaults.limits.maxJsonDepth)
     .option('--max-header-bytes <bytes>', 'largest request line (URL) and headers together (431 beyond)', integerAtLeast(1024), defaults.limits.maxHeaderBytes)
     .option('--max-connections <n>', 'connections open at once; one more is answered 503 and closed', integerAtLeast(1), defaults.limits.maxConnections)
