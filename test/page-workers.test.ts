@@ -327,16 +327,16 @@ describe('pages built ahead', () => {
     await small.builder.aheadSettled();
     assert.equal((await small.request(0, 'searchReads', next)).ahead, false);
 
-    // Pages of three reads, each in a buffer of its own (the pool's chunks, or spares as large): the
-    // bound counts that memory, not the few KB of JSON, so two pages fit in 2.5 MB and not six.
-    const tiny = harness({ maxBytes: 2.5 * 1024 * 1024 });
-    const tinyQueries = [0, 1, 2].map((i) => ({ ...readsRequest, pageSize: 3 + i }));
-    const nextOf = async (query: object) => ({ ...query, pageToken: JSON.parse((await tiny.request(0, 'searchReads', query)).text).nextPageToken });
+    // Pages of a hundred reads (~120 KB), each moved in the pooled 1 MB chunk it was written in: the
+    // bound counts that memory, not the JSON, so two pages fit in 2.5 MB and not six.
+    const hundreds = harness({ maxBytes: 2.5 * 1024 * 1024 });
+    const hundredQueries = [0, 1, 2].map((i) => ({ ...readsRequest, pageSize: 100 + i }));
+    const nextOf = async (query: object) => ({ ...query, pageToken: JSON.parse((await hundreds.request(0, 'searchReads', query)).text).nextPageToken });
     const nexts = [];
-    for (const query of tinyQueries) nexts.push(await nextOf(query));
-    await tiny.builder.aheadSettled();
+    for (const query of hundredQueries) nexts.push(await nextOf(query));
+    await hundreds.builder.aheadSettled();
     const servedAhead = [];
-    for (const query of nexts) servedAhead.push((await tiny.request(0, 'searchReads', query)).ahead);
+    for (const query of nexts) servedAhead.push((await hundreds.request(0, 'searchReads', query)).ahead);
     assert.ok(servedAhead.filter(Boolean).length <= 2, `pages served from memory: ${servedAhead.join(', ')}`);
 
     const brief = harness({ holdMs: 50 });

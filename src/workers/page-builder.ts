@@ -79,14 +79,20 @@ function keepSpare(buffer: ArrayBuffer): void {
   if (spares.length > MAX_SPARES) spares.shift();
 }
 
+/** The least a piece holds to be moved in its pooled buffer as it lies rather than copied. */
+const MOVED_AS_IT_LIES = 64 * 1024;
+
 /**
  * A piece of JSON as bytes of its own (a spare that fits, else a new buffer), so its buffer can be
  * moved to the main thread without a second copy; the writer's buffer is then free to be filled again
  * (chunk-pool.ts).
  */
 function ownCopy(chunk: string | Uint8Array): Uint8Array {
-  // The last piece of a buffer its writer is done with is moved as it lies, not copied.
-  if (typeof chunk !== 'string' && takeForTransfer(chunk)) return chunk;
+  // The last piece of a buffer its writer is done with is moved as it lies, not copied, unless it
+  // holds little of it: a page of a few reads moved in its 1 MB chunk made the main thread take in a
+  // megabyte per page, and V8 collect its heap every few dozen pages (memory taken in from outside
+  // the heap counts towards starting a collection).
+  if (typeof chunk !== 'string' && chunk.byteLength >= MOVED_AS_IT_LIES && takeForTransfer(chunk)) return chunk;
   const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
   const at = spares.findIndex((b) => b.byteLength >= bytes.byteLength);
   const own = new Uint8Array(at < 0 ? new ArrayBuffer(bytes.byteLength) : spares.splice(at, 1)[0], 0, bytes.byteLength);
