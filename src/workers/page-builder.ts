@@ -120,8 +120,8 @@ class AheadPage {
   private chunks: Array<Uint8Array | undefined> = [];
   bytes = 0;
   /**
-   * The memory its chunks keep: their buffers, larger than the bytes they hold when a small page lies
-   * in a pooled 1 MB chunk (ByteChunks.forPage), or was copied into a spare one.
+   * The memory its chunks keep: their buffers, larger than the bytes they hold when a page of a hundred
+   * reads is moved in its pooled 1 MB chunk (ByteChunks.forPage), or a piece was copied into a spare.
    */
   held = 0;
   /**

@@ -32,24 +32,20 @@ interface InflatedBlock {
 const recentBlocks = new Map<string, InflatedBlock>();
 const RECENT_BLOCKS = 32;
 
-function rememberBlock(key: string, block: InflatedBlock): void {
-  recentBlocks.set(key, block);
-  if (recentBlocks.size > RECENT_BLOCKS) recentBlocks.delete(recentBlocks.keys().next().value!);
-}
-
 /**
- * The compressed bytes read last from each file, by file key: a page of a hundred reads uses ~10 KB of
- * a 128 KB slice and the next page starts in it, so it is read from the file once instead of once a
- * page (every read also opened and closed the file, and a new buffer per page kept the collector busy).
- * At most 8 files (16 MB).
+ * The compressed bytes read last from each file (`at`: their file position; `ended`: they reach the
+ * end of the file), by file key: a page of a hundred reads uses ~10 KB of a 128 KB slice and the next
+ * page starts in it, so it is read from the file once instead of once a page (every read also opened
+ * and closed the file, and a new buffer per page kept the collector busy). At most 8 files (16 MB).
  */
-const recentSlices = new Map<number, { at: number; bytes: Buffer; ended: boolean }>();
-const RECENT_SLICES = 8;
+const lastReads = new Map<number, { at: number; bytes: Buffer; ended: boolean }>();
+const LAST_READ_FILES = 8;
 
-function rememberSlice(fileKey: number, at: number, bytes: Buffer, ended: boolean): void {
-  recentSlices.delete(fileKey);
-  recentSlices.set(fileKey, { at, bytes, ended });
-  if (recentSlices.size > RECENT_SLICES) recentSlices.delete(recentSlices.keys().next().value!);
+/** Keeps `value` as the newest entry of `kept`, dropping the oldest beyond `limit`. */
+function keepNewest<K, V>(kept: Map<K, V>, key: K, value: V, limit: number): void {
+  kept.delete(key);
+  kept.set(key, value);
+  if (kept.size > limit) kept.delete(kept.keys().next().value!);
 }
 
 let fileKeys = 0;
@@ -65,7 +61,7 @@ export const newFileKey = () => ++fileKeys;
 async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, source: string, fileKey?: number): AsyncGenerator<InflatedPiece> {
   let position = start.blockPosition;
   let skip = start.dataPosition;
-  const recent = fileKey === undefined ? undefined : recentSlices.get(fileKey);
+  const recent = fileKey === undefined ? undefined : lastReads.get(fileKey);
   let slice: Buffer = recent?.bytes ?? EMPTY;
   let sliceAt = recent?.at ?? 0; // the file position of slice[0]
   let sliceSize = FIRST_SLICE;
@@ -84,7 +80,7 @@ async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, sourc
           sliceAt = position;
           at = 0;
           fileEnded = slice.length < sliceSize;
-          if (fileKey !== undefined) rememberSlice(fileKey, sliceAt, slice, fileEnded);
+          if (fileKey !== undefined) keepNewest(lastReads, fileKey, { at: sliceAt, bytes: slice, ended: fileEnded }, LAST_READ_FILES);
           size = blockSizeAt(slice, 0, source);
           if (size !== undefined && size <= slice.length) break;
           if (fileEnded) {
@@ -103,7 +99,7 @@ async function* inflateFrom(file: GenericFilehandle, start: VirtualOffset, sourc
         continue;
       }
       block = { bytes: inflateBlocks(slice, at, at + size, source, key !== undefined), size };
-      if (key !== undefined) rememberBlock(key, block);
+      if (key !== undefined) keepNewest(recentBlocks, key, block, RECENT_BLOCKS);
     } else if (skip >= block.bytes.length && skip > 0) {
       skip -= block.bytes.length;
       position += block.size;

@@ -153,11 +153,11 @@ export class ByteChunks {
 
   constructor(
     readonly chunkSize = CHUNK_BYTES,
-    /** The first buffer, as the rest, a pooled chunk; else a small one of its own. */
-    pooledFirst = false,
+    /** The buffer to write first; by default a small one of its own. */
+    first?: Buffer,
   ) {
     // Small replies (a get by id, a few variants) should not cost a whole chunk each.
-    this.buffer = pooledFirst && chunkSize === CHUNK_BYTES ? takeChunkBuffer() : Buffer.allocUnsafe(Math.min(chunkSize, FIRST_BUFFER_BYTES));
+    this.buffer = first ?? Buffer.allocUnsafe(Math.min(chunkSize, FIRST_BUFFER_BYTES));
   }
 
   /**
@@ -167,7 +167,7 @@ export class ByteChunks {
    * the heap counts towards starting one), and was copied once more to be moved.
    */
   static forPage(): ByteChunks {
-    return new ByteChunks(CHUNK_BYTES, true);
+    return new ByteChunks(CHUNK_BYTES, takeChunkBuffer());
   }
 
   /** A buffer for at least `n` bytes: a pooled one when a chunk is enough. */
