@@ -524,11 +524,13 @@ export class PageBuilder {
     if (page.cancelled) throw CANCELLED;
     const own = ownCopy(chunk);
     if (!page.taken) {
-      if (this.aheadBytes + own.buffer.byteLength > this.limits.maxBytes) {
+      // What the page will hold more once it keeps this chunk (AheadPage.push counts the same).
+      const held = own.buffer.byteLength;
+      if (this.aheadBytes + held > this.limits.maxBytes) {
         this.drop(page);
         throw CANCELLED;
       }
-      this.aheadBytes += own.buffer.byteLength;
+      this.aheadBytes += held;
     }
     page.push(own);
     // Requests (and their acks) are handled between any two chunks of a page built ahead.
