@@ -3,7 +3,8 @@
  * operations on a real registry and real files: pages built ahead of their requests are the very bytes
  * of pages built on request, are taken by the next request, and are not served once the set was
  * registered again, while the server is at its stream limit, beyond the memory bound or after the
- * hold time; a page built ahead that fails is reported to no one. Then over HTTP: pages of reads and
+ * hold time; a page built ahead that fails is reported to no one; the tail a page's next token is read
+ * from is the same whichever chunks of a message it reads. Then over HTTP: pages of reads and
  * of variant annotations built in a worker, with and without read-ahead, and on the main thread, are
  * the same bytes.
  */
@@ -27,7 +28,7 @@ import { defaultCompression, encodeWhole } from '../src/content-coding.js';
 import type { NamingForm } from '../src/protocol/schema.js';
 import type { Registry } from '../src/registry/registry.js';
 import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';
-import { PageBuilder, type Encode } from '../src/workers/page-builder.js';
+import { PageBuilder, Tail, type Encode } from '../src/workers/page-builder.js';
 import { copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA } from './helpers.js';
 
 const dir = tempDir();
@@ -365,6 +366,31 @@ describe('pages built ahead', () => {
     assert.equal(second.error?.kind, 'unavailable');
     assert.match(second.error!.message, /variant set 'damaged'/);
     assert.deepEqual(strays, []);
+  });
+});
+
+describe('the tail of a page, which its next token is read from', () => {
+  it('is the same when the chunks of a message are read together as when each is read', () => {
+    // A token of 4,000 characters after 3 MB of JSON, cut into chunks of many sizes: one longer than the
+    // tail, a last one of a few bytes after a long one, and many short ones that hold the tail together.
+    const token = 'T'.repeat(3990) + '0123456789';
+    const page = Buffer.from(`{"alignments":[${'{"id":"x"},'.repeat(300_000)}{"id":"y"}],"nextPageToken":"${token}"}`);
+    const cuts: number[][] = [
+      [page.length - 5],
+      [page.length - 9000, page.length - 3],
+      Array.from({ length: 400 }, (_, i) => page.length - 40 * (400 - i)),
+      [1 << 20, 2 << 20],
+    ];
+    for (const cut of cuts) {
+      const chunks = [0, ...cut, page.length].slice(1).map((end, i, ends) => page.subarray(i === 0 ? 0 : ends[i - 1], end));
+      const together = new Tail();
+      together.addAll(chunks.slice(0, 2));
+      together.addAll(chunks.slice(2));
+      const each = new Tail();
+      for (const chunk of chunks) each.add(chunk);
+      assert.equal(each.token(), token);
+      assert.equal(together.token(), token, `cut at ${cut.length} places`);
+    }
   });
 });
 

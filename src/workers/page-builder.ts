@@ -102,12 +102,23 @@ function ownCopy(chunk: string | Uint8Array): Uint8Array {
 }
 
 /** The last bytes of a page, to read its nextPageToken from. */
-class Tail {
+export class Tail {
   private text = '';
 
   add(bytes: Uint8Array): void {
     const from = Math.max(0, bytes.byteLength - TAIL_BYTES);
     this.text = (this.text + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1', from)).slice(-TAIL_BYTES);
+  }
+
+  /**
+   * Chunks that follow one another: only those that reach into their last TAIL_BYTES are read. A page
+   * built ahead goes in one message of ~8 chunks, and reading the end of each took 35-37 µs of the
+   * wait for its first byte.
+   */
+  addAll(chunks: Uint8Array[]): void {
+    let first = chunks.length;
+    for (let bytes = 0; first > 0 && bytes < TAIL_BYTES; ) bytes += chunks[--first].byteLength;
+    for (let i = first; i < chunks.length; i++) this.add(chunks[i]);
   }
 
   token(): string | undefined {
@@ -386,10 +397,8 @@ export class PageBuilder {
       /** Sends chunks the worker owns (moved, not copied); with `last`, they end the reply. */
       send(chunks: Uint8Array[], last = false): Promise<void> {
         if (request.cancelled) return Promise.reject(CANCELLED);
-        for (const chunk of chunks) {
-          tail.add(chunk);
-          sender.sent += chunk.byteLength;
-        }
+        tail.addAll(chunks);
+        for (const chunk of chunks) sender.sent += chunk.byteLength;
         const message: FromWorker = { type: 'chunk', id, chunks };
         if (!started) message.start = start;
         if (last) message.end = true;
