@@ -382,7 +382,8 @@ describe('the tail of a page, which its next token is read from', () => {
       [1 << 20, 2 << 20],
     ];
     for (const cut of cuts) {
-      const chunks = [0, ...cut, page.length].slice(1).map((end, i, ends) => page.subarray(i === 0 ? 0 : ends[i - 1], end));
+      const ends = [...cut, page.length];
+      const chunks = ends.map((end, i) => page.subarray(i === 0 ? 0 : ends[i - 1], end));
       const together = new Tail();
       together.addAll(chunks.slice(0, 2));
       together.addAll(chunks.slice(2));
