@@ -91,12 +91,14 @@ function p1Request(ctx: Context, pageSize: number | undefined): Record<string, u
 
 /**
  * Pages through P1's region with every call, following nextPageToken to the end, on each of
- * `clients` connections at once. Timed passes count the variants of every page; the calls are
- * counted exactly (one by one) in a verification pass, which can also record the pages it read.
+ * `clients` connections at once. The calls are counted exactly (one by one) in a verification pass,
+ * which can also record the pages it read. A timed pass given `expectBytes` (the JSON the verification
+ * pass read at the same page size) only reads the bytes, as the replay's passes do, and fails unless
+ * each client read exactly that many; without it, it counts the variants of every page.
  */
 async function projectPass(
   ctx: Context,
-  o: { pageSize?: number; verify?: boolean; coding?: Coding; clients?: number; record?: RecordedPage[] },
+  o: { pageSize?: number; verify?: boolean; coding?: Coding; clients?: number; record?: RecordedPage[]; expectBytes?: number },
 ): Promise<Pass> {
   const { region } = ctx.data;
   const request = p1Request(ctx, o.pageSize);
@@ -108,6 +110,7 @@ async function projectPass(
       const keepBody = o.record !== undefined && recorded < RECORDED_BYTES;
       const page = await variantPage(client, pageToken ? { ...request, pageToken } : request, {
         countCalls: o.verify ?? false,
+        countVariants: o.expectBytes === undefined,
         acceptEncoding: acceptOf(o.coding ?? 'identity'),
         keepBody,
       });
@@ -125,6 +128,10 @@ async function projectPass(
       pageToken = page.nextPageToken;
     } while (pageToken);
     const expected = region.records * ctx.data.params.samples;
+    if (o.expectBytes !== undefined) {
+      if (sums.bytes !== o.expectBytes) throw new Error(`P1 read ${sums.bytes} bytes of JSON; its verification pass read ${o.expectBytes}`);
+      sums.variants = region.records;
+    }
     if (sums.variants !== region.records || (o.verify && sums.calls !== expected)) {
       throw new Error(`P1 read ${sums.variants} variants and ${sums.calls} calls; the region holds ${region.records} and ${expected}`);
     }
@@ -139,11 +146,11 @@ function replayPass(ctx: Context, replay: { url: URL; pid: number }, recorded: R
   return together(replay.url, replay.pid, clients, async (client) => {
     const sums = { pages: 0, variants: 0, calls: 0, bytes: 0, wireBytes: 0 };
     for (let i = 0; i < pages; i++) {
-      const page = await variantPage(client, i ? { ...request, pageToken: 'replay' } : request, { countCalls: false, acceptEncoding: acceptOf(coding) });
+      const page = await variantPage(client, i ? { ...request, pageToken: 'replay' } : request, { countCalls: false, countVariants: false, acceptEncoding: acceptOf(coding) });
       const expected = recorded[i % recorded.length];
-      if (page.status !== 200 || page.variants !== expected.variants) throw new Error(`the replay answered ${page.status} with ${page.variants} variants`);
+      if (page.status !== 200 || page.bytes !== expected.body.length) throw new Error(`the replay answered ${page.status} with ${page.bytes} bytes of JSON`);
       sums.pages++;
-      sums.variants += page.variants;
+      sums.variants += expected.variants;
       sums.calls += expected.calls;
       sums.bytes += page.bytes;
       sums.wireBytes += page.wireBytes;
@@ -216,7 +223,8 @@ export async function measureVariants(ctx: Context, wantP1: boolean, wantP5: boo
 
   ctx.log('P1: timed pass, pageSize 1000');
   const peak = trackPeakMemory(ctx.server.pid);
-  const big = await projectPass(ctx, { pageSize: 1000 });
+  const exact = { pageSize: 1000, expectBytes: verified.bytes };
+  const big = await projectPass(ctx, exact);
   const memory = peak();
   if (wantP1) {
     // Compressed answers decompress to the same calls: checked once per coding, untimed (after
@@ -224,7 +232,7 @@ export async function measureVariants(ctx: Context, wantP1: boolean, wantP5: boo
     const codings: Coding[] = options.codings.includes('identity') ? ['identity'] : [];
     for (const coding of (['gzip', 'br'] as const).filter((c) => options.codings.includes(c))) {
       try {
-        await projectPass(ctx, { pageSize: 1000, verify: true, coding });
+        await projectPass(ctx, { ...exact, verify: true, coding });
         codings.push(coding);
       } catch (e) {
         if (!(e instanceof NotOffered)) throw e;
@@ -271,7 +279,7 @@ export async function measureVariants(ctx: Context, wantP1: boolean, wantP5: boo
         }),
       );
     }
-    figures.push(...(await againstReplay(ctx, recorded, big, codings)));
+    figures.push(...(await againstReplay(ctx, recorded, big, codings, exact)));
   }
   if (wantP5) {
     figures.push(
@@ -296,7 +304,13 @@ export async function measureVariants(ctx: Context, wantP1: boolean, wantP5: boo
  * replay), in ROUNDS rounds, keeping the round of median ratio. Then the bytes on the wire per call, and
  * 2 and 4 clients at once against one.
  */
-async function againstReplay(ctx: Context, recorded: RecordedPage[], identityPass: Pass, codings: Coding[]): Promise<Figure[]> {
+async function againstReplay(
+  ctx: Context,
+  recorded: RecordedPage[],
+  identityPass: Pass,
+  codings: Coding[],
+  exact: { pageSize: number; expectBytes: number },
+): Promise<Figure[]> {
   const dir = path.join(ctx.logDir, 'replay-pages');
   writeRecording(dir, recorded);
   // One page kept for bench/id-sizes.ts.
@@ -316,7 +330,7 @@ async function againstReplay(ctx: Context, recorded: RecordedPage[], identityPas
       ctx.log(`P1: pageSize 1000, ${coding}: the project and the replay of its pages, ${ROUNDS} rounds`);
       const rounds: Round[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        const project = coding === 'identity' && i === 0 ? identityPass : await projectPass(ctx, { pageSize: 1000, coding });
+        const project = coding === 'identity' && i === 0 ? identityPass : await projectPass(ctx, { ...exact, coding });
         const replay = await replayPass(ctx, coding === 'identity' ? precompressed : compressing, recorded, pages, coding);
         const limit = coding === 'identity' ? replay : await replayPass(ctx, precompressed, recorded, pages, coding);
         rounds.push({ project, replay, limit });
@@ -365,11 +379,11 @@ async function againstReplay(ctx: Context, recorded: RecordedPage[], identityPas
       // One client again just before, so that the scaling compares passes minutes apart at most.
       ctx.log(`P1: 1 client, ${coding}`);
       const replayOf = coding === 'identity' ? precompressed : compressing;
-      const one = { project: await projectPass(ctx, { pageSize: 1000, coding }), replay: await replayPass(ctx, replayOf, recorded, pages, coding) };
+      const one = { project: await projectPass(ctx, { ...exact, coding }), replay: await replayPass(ctx, replayOf, recorded, pages, coding) };
       for (const clients of CLIENT_COUNTS) {
         ctx.log(`P1: ${clients} clients at once, ${coding}`);
         const peak = trackPeakMemory(ctx.server.pid);
-        const project = await projectPass(ctx, { pageSize: 1000, coding, clients });
+        const project = await projectPass(ctx, { ...exact, coding, clients });
         const memory = peak();
         const replayed = await replayPass(ctx, replayOf, recorded, pages, coding, clients);
         figures.push(
