@@ -12,7 +12,7 @@ import zlib from 'node:zlib';
 import { brotliParams, defaultCompression } from '../src/content-coding.js';
 import { Client, variantPage } from './client.js';
 import { type Context, medianSeconds } from './parts.js';
-import { cpuSecondsOf, memoryOf, startReplayServer, trackPeakMemory } from './processes.js';
+import { cpuSecondsOf, memoryOf, startReplayServer, threadCpuSecondsOf, threadSplit, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
 
 export type Coding = 'identity' | 'gzip' | 'br';
@@ -38,6 +38,8 @@ interface Pass {
   clientCpuShare: number;
   /** CPU seconds the measured server used over the pass, all its threads. */
   serverCpuSeconds: number;
+  /** The same, split between its main thread, its busiest other thread (the page worker) and the rest. */
+  serverThreads: ReturnType<typeof threadSplit>;
 }
 
 interface RecordedPage {
@@ -56,11 +58,12 @@ async function together(
   url: URL,
   pid: number,
   clients: number,
-  walk: (client: Client) => Promise<Omit<Pass, 'seconds' | 'clientCpuShare' | 'serverCpuSeconds'>>,
+  walk: (client: Client) => Promise<Omit<Pass, 'seconds' | 'clientCpuShare' | 'serverCpuSeconds' | 'serverThreads'>>,
 ): Promise<Pass> {
   const connections = Array.from({ length: clients }, () => new Client(url));
   const cpu = process.cpuUsage();
   const serverCpu = cpuSecondsOf(pid);
+  const serverThreads = threadCpuSecondsOf(pid);
   const start = performance.now();
   try {
     const parts = await Promise.all(connections.map(walk));
@@ -76,6 +79,7 @@ async function together(
       wireBytes: sum('wireBytes'),
       clientCpuShare: (used.user + used.system) / 1e6 / seconds,
       serverCpuSeconds: cpuSecondsOf(pid) - serverCpu,
+      serverThreads: threadSplit(pid, serverThreads, threadCpuSecondsOf(pid)),
     };
   } finally {
     for (const c of connections) c.close();
@@ -196,6 +200,8 @@ function passDetail(p: Pass) {
     clientCpuShare: p.clientCpuShare,
     // CPU seconds are less sensitive than wall time to other work on a shared machine.
     serverCpuSeconds: p.serverCpuSeconds,
+    // Where the server's CPU went: on two cores, the page worker's share is what the sending cannot overlap (pass 25).
+    serverThreadCpuSeconds: p.serverThreads,
     callsPerCpuSecond: p.calls / p.serverCpuSeconds,
   };
 }

@@ -132,10 +132,48 @@ export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'com
 
 /** CPU seconds (user + system, every thread) a process has used: /proc/PID/stat fields 14 and 15. */
 export function cpuSecondsOf(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return cpuSecondsIn(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** The CPU seconds of a `stat` file of /proc (a process's or a thread's). */
+function cpuSecondsIn(stat: string): number {
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** CPU seconds each thread of a process has used, by thread id (/proc/PID/task/TID/stat). */
+export function threadCpuSecondsOf(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(Number(tid), cpuSecondsIn(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')));
+    } catch {
+      // the thread ended since the folder was read
+    }
+  }
+  return threads;
+}
+
+/**
+ * How a process's CPU seconds between two readings of threadCpuSecondsOf split between its threads:
+ * the main thread (its id is the process's), the busiest other (a server's page worker, when one
+ * builds the pages), and the rest together (V8's collector and compiler threads, the libuv pool,
+ * other workers). Node names none of its threads, so they are told apart by what they did.
+ */
+export function threadSplit(pid: number, before: Map<number, number>, after: Map<number, number>) {
+  let busiestOtherThread = 0;
+  let otherThreads = 0;
+  for (const [tid, seconds] of after) {
+    if (tid === pid) continue;
+    const used = seconds - (before.get(tid) ?? 0);
+    otherThreads += used;
+    busiestOtherThread = Math.max(busiestOtherThread, used);
+  }
+  const mainThread = (after.get(pid) ?? 0) - (before.get(pid) ?? 0);
+  // Ticks are hundredths of a second; the sums of their differences are rounded back to them.
+  const ticks = (seconds: number) => Math.round(seconds * CLOCK_TICKS) / CLOCK_TICKS;
+  return { mainThread: ticks(mainThread), busiestOtherThread: ticks(busiestOtherThread), restOfThreads: ticks(otherThreads - busiestOtherThread) };
 }
 
 /** Kernel clock ticks per second (USER_HZ): 100 on Linux. */

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { Client, tokenIn } from './client.js';
 import { generatedOnce, prng, run, type DataManifest } from './data.js';
 import { medianSeconds, type Context } from './parts.js';
-import { cpuSecondsOf, startReadsReplayServer, trackPeakMemory } from './processes.js';
+import { cpuSecondsOf, startReadsReplayServer, threadCpuSecondsOf, threadSplit, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
 
@@ -153,6 +153,8 @@ interface ReadsPass {
   alignments: number;
   bytes: number;
   serverCpuSeconds: number;
+  /** The same, split between the server's main thread, its busiest other thread (the page worker) and the rest. */
+  serverThreads?: ReturnType<typeof threadSplit>;
   /** CPU seconds this process (the client's) spent over the pass, every thread. */
   clientCpuSeconds: number;
 }
@@ -173,6 +175,7 @@ async function readsPass(
 ): Promise<ReadsPass> {
   const pass: ReadsPass = { seconds: 0, pages: 0, alignments: 0, bytes: 0, serverCpuSeconds: 0, clientCpuSeconds: 0 };
   const cpu = cpuSecondsOf(pid);
+  const threads = threadCpuSecondsOf(pid);
   const clientCpu = process.cpuUsage();
   const start = performance.now();
   let pageToken: string | undefined;
@@ -207,6 +210,7 @@ async function readsPass(
     pass.alignments = expected.alignments;
   }
   pass.serverCpuSeconds = cpuSecondsOf(pid) - cpu;
+  pass.serverThreads = threadSplit(pid, threads, threadCpuSecondsOf(pid));
   const used = process.cpuUsage(clientCpu);
   pass.clientCpuSeconds = (used.user + used.system) / 1e6;
   return pass;
@@ -280,6 +284,8 @@ function passDetail(timed: ReadsPass, replayed: ReadsPass) {
     megabytes: timed.bytes / (1024 * 1024),
     bytesPerAlignment: timed.bytes / timed.alignments,
     serverCpuSeconds: timed.serverCpuSeconds,
+    // Where it went: the page worker's share is what sets the pace of reads (pass 25).
+    serverThreadCpuSeconds: timed.serverThreads,
     // CPU seconds are less sensitive than wall time to other work on a shared machine.
     readsPerServerCpuSecond: timed.alignments / timed.serverCpuSeconds,
     // What the replay target turns on: the server's CPU (all its threads) per read served.
