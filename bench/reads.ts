@@ -154,7 +154,7 @@ interface ReadsPass {
   bytes: number;
   serverCpuSeconds: number;
   /** The same, split between the server's main thread, its busiest other thread (the page worker) and the rest. */
-  serverThreads?: ReturnType<typeof threadSplit>;
+  serverThreads: ReturnType<typeof threadSplit>;
   /** CPU seconds this process (the client's) spent over the pass, every thread. */
   clientCpuSeconds: number;
 }
@@ -170,22 +170,23 @@ async function readsPass(
   client: Client,
   request: Record<string, unknown>,
   pid: number,
-  record?: { file: number; index: Record<string, [number, number]>; at: number },
-  expected?: ReadsPass,
+  o: { record?: { file: number; index: Record<string, [number, number]>; at: number }; expected?: ReadsPass } = {},
 ): Promise<ReadsPass> {
-  const pass: ReadsPass = { seconds: 0, pages: 0, alignments: 0, bytes: 0, serverCpuSeconds: 0, clientCpuSeconds: 0 };
+  const { record, expected } = o;
+  let pages = 0;
+  let alignments = 0;
+  let bytes = 0;
   const cpu = cpuSecondsOf(pid);
   const threads = threadCpuSecondsOf(pid);
   const clientCpu = process.cpuUsage();
   const start = performance.now();
   let pageToken: string | undefined;
   do {
-    const counter = countAlignments();
+    const counter = expected ? undefined : countAlignments();
     const chunks: Buffer[] = [];
     let tail: Buffer = Buffer.alloc(0);
-    let bytes = 0;
     const { status } = await client.stream('POST', '/reads/search', pageToken ? { ...request, pageToken } : request, (chunk) => {
-      if (!expected) counter.add(chunk);
+      counter?.add(chunk);
       bytes += chunk.length;
       if (record) chunks.push(chunk);
       tail = chunk.length >= 4096 ? chunk : Buffer.concat([tail, chunk]).subarray(-4096);
@@ -197,23 +198,21 @@ async function readsPass(
       record.index[pageToken ?? ''] = [record.at, body.length];
       record.at += body.length;
     }
-    pass.pages++;
-    pass.alignments += counter.count();
-    pass.bytes += bytes;
+    pages++;
+    alignments += counter?.count() ?? 0;
     pageToken = tokenIn(tail);
   } while (pageToken);
-  pass.seconds = (performance.now() - start) / 1000;
+  const seconds = (performance.now() - start) / 1000;
   if (expected) {
-    if (pass.bytes !== expected.bytes || pass.pages !== expected.pages) {
-      throw new Error(`a reads pass read ${pass.bytes} bytes in ${pass.pages} pages; the verification pass ${expected.bytes} in ${expected.pages}`);
+    if (bytes !== expected.bytes || pages !== expected.pages) {
+      throw new Error(`a reads pass read ${bytes} bytes in ${pages} pages; the verification pass ${expected.bytes} in ${expected.pages}`);
     }
-    pass.alignments = expected.alignments;
+    alignments = expected.alignments;
   }
-  pass.serverCpuSeconds = cpuSecondsOf(pid) - cpu;
-  pass.serverThreads = threadSplit(pid, threads, threadCpuSecondsOf(pid));
+  const serverCpuSeconds = cpuSecondsOf(pid) - cpu;
+  const serverThreads = threadSplit(pid, threads, threadCpuSecondsOf(pid));
   const used = process.cpuUsage(clientCpu);
-  pass.clientCpuSeconds = (used.user + used.system) / 1e6;
-  return pass;
+  return { seconds, pages, alignments, bytes, serverCpuSeconds, serverThreads, clientCpuSeconds: (used.user + used.system) / 1e6 };
 }
 
 /** The server's passes over the region beside the replay's of the same pages, alternated. */
@@ -238,7 +237,7 @@ async function againstReplay(ctx: Context, request: Record<string, unknown>, rea
   const record = { file: fs.openSync(bodies, 'w'), index: {} as Record<string, [number, number]>, at: 0 };
   let verified: ReadsPass;
   try {
-    verified = await readsPass(client, request, ctx.server.pid, record);
+    verified = await readsPass(client, request, ctx.server.pid, { record });
   } finally {
     fs.closeSync(record.file);
   }
@@ -259,9 +258,9 @@ async function againstReplay(ctx: Context, request: Record<string, unknown>, rea
     if (warm.alignments !== verified.alignments) throw new Error(`the replay gave ${warm.alignments} alignments, the server ${verified.alignments}`);
     for (let i = 0; i < ROUNDS; i++) {
       const peak = trackPeakMemory(ctx.server.pid);
-      const timed = await readsPass(client, request, ctx.server.pid, undefined, verified);
+      const timed = await readsPass(client, request, ctx.server.pid, { expected: verified });
       const peakRss = peak().peak;
-      const replayed = await readsPass(replayClient, request, replay.pid, undefined, verified);
+      const replayed = await readsPass(replayClient, request, replay.pid, { expected: verified });
       rounds.push({ timed, replayed, peakRss });
     }
   } finally {
