@@ -224,6 +224,18 @@ describe('alignment records at the edges', { skip }, () => {
     long.writeInt32LE(long.length - 4, 0);
     long.writeInt32LE(9, 20);
     assert.throws(() => writer.write(long, 0, long.length, 0, 'camel', new ByteChunks()), /run past the end/);
+    // A CIGAR held in a CG tag (`1S` then `<n>N` in its place, SAM spec 4.2.2) whose count runs past the record.
+    const placeholder = Buffer.alloc(8);
+    placeholder.writeUInt32LE((1 << 4) | 4, 0); // 1S: the read's length, soft-clipped
+    placeholder.writeUInt32LE((10 << 4) | 3, 4); // 10N
+    const cg = Buffer.concat([Buffer.from('CGBI'), Buffer.alloc(4), Buffer.alloc(4)]);
+    cg.writeInt32LE(1000, 4); // 1000 units declared, one present
+    cg.writeUInt32LE((1 << 4) | 0, 8);
+    const mapped = Buffer.concat([fields, Buffer.from('r\0'), placeholder, Buffer.from([0x10, 30]), cg]);
+    mapped.writeInt32LE(mapped.length - 4, 0);
+    mapped.writeUInt16LE(2, 16); // two CIGAR units: the placeholder
+    mapped.writeUInt16LE(0, 18); // mapped
+    assert.throws(() => writer.write(mapped, 0, mapped.length, 0, 'camel', new ByteChunks()), /CIGAR of read r runs past the end/);
     // Whole, the same record is written.
     const whole = Buffer.concat([body.subarray(0, 36 + 2 + 2), Buffer.from('NMi'), Buffer.from([1, 0, 0, 0])]);
     whole.writeInt32LE(whole.length - 4, 0);

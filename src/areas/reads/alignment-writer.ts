@@ -361,7 +361,7 @@ export class AlignmentWriter {
    * Writes the id of a record as base64url of the JSON array
    * [dataset, "rgs", set, group, reference or "*", position, read name, flag], the text encodeId gives.
    */
-  private id(out: Buffer, view: DataView, o: number, bytes: Buffer, group: number, refId: number, position: number, nameStart: number, nameEnd: number, flag: number): number {
+  private id(out: Buffer, view: DataView, o: number, bytes: Buffer, group: number, refId: number, position: number, nameStart: number, nameEnd: number, plainName: boolean, flag: number): number {
     const prefixes = this.idPrefixes[group];
     const prefix = prefixes[refId >= 0 && refId < prefixes.length - 1 ? refId : prefixes.length - 1];
     o = put(out, o, prefix.encoded);
@@ -372,7 +372,7 @@ export class AlignmentWriter {
     n = putInt(text, n, position);
     text[n++] = 34; // "
     text[n++] = 44; // ,
-    if (isPlain(bytes, nameStart, nameEnd)) {
+    if (plainName) {
       text[n++] = 34;
       for (let i = nameStart; i < nameEnd; i++) text[n++] = bytes[i];
       text[n++] = 34;
@@ -430,16 +430,16 @@ export class AlignmentWriter {
   write(bytes: Buffer, at: number, end: number, group: number, form: NamingForm, out: ByteChunks, comma = false): void {
     const k = KEYS[form];
     const texts = this.texts[form];
-    const refId = bytes.readInt32LE(at + 4);
-    const position = bytes.readInt32LE(at + 8);
+    const refId = int32At(bytes, at + 4);
+    const position = int32At(bytes, at + 8);
     const nameLength = bytes[at + 12];
     const mappingQuality = bytes[at + 13];
-    const cigarCount = bytes.readUInt16LE(at + 16);
-    const flag = bytes.readUInt16LE(at + 18);
-    const sequenceLength = bytes.readInt32LE(at + 20);
-    const mateRefId = bytes.readInt32LE(at + 24);
-    const matePosition = bytes.readInt32LE(at + 28);
-    const templateLength = bytes.readInt32LE(at + 32);
+    const cigarCount = bytes[at + 16] | (bytes[at + 17] << 8);
+    const flag = bytes[at + 18] | (bytes[at + 19] << 8);
+    const sequenceLength = int32At(bytes, at + 20);
+    const mateRefId = int32At(bytes, at + 24);
+    const matePosition = int32At(bytes, at + 28);
+    const templateLength = int32At(bytes, at + 32);
     const nameStart = at + 36;
     const nameEnd = nameLength > 0 ? nameStart + nameLength - 1 : nameStart; // without its NUL
     const cigarStart = nameStart + nameLength;
@@ -460,9 +460,15 @@ export class AlignmentWriter {
     const from = out.writeAt;
     let o = from;
     if (comma) buffer[o++] = 44;
-    o = this.id(buffer, view, o, bytes, group, refId, position, nameStart, nameEnd, flag);
+    // Read names are mostly printable ASCII, written as they are in the id and as the fragment name.
+    const plainName = isPlain(bytes, nameStart, nameEnd);
+    o = this.id(buffer, view, o, bytes, group, refId, position, nameStart, nameEnd, plainName, flag);
     o = put(buffer, o, texts.group[group]);
-    o = putString(buffer, o, bytes, nameStart, nameEnd);
+    if (plainName) {
+      buffer[o++] = 34;
+      for (let i = nameStart; i < nameEnd; i++) buffer[o++] = bytes[i];
+      buffer[o++] = 34;
+    } else o = putString(buffer, o, bytes, nameStart, nameEnd);
     const flags = (k.flagTexts[flag & 4095] ??= flagTextsOf(k, flag & 4095));
     o = put(buffer, o, flags.beforeLength);
     o = putInt(buffer, o, templateLength);
@@ -477,10 +483,12 @@ export class AlignmentWriter {
       o = putInt(buffer, o, mappingQuality);
       const units = longCigar < 0 ? cigarStart : longCigar + 8;
       const unitCount = longCigar < 0 ? cigarCount : bytes.readInt32LE(longCigar + 4);
+      // The record's own CIGAR lies before tagStart (checked above); one in a CG tag is checked here.
+      if (units + unitCount * 4 > end) throw new Error(`the CIGAR of read ${bytes.toString('latin1', nameStart, nameEnd)} runs past the end of its record`);
       if (unitCount > 0) {
         o = put(buffer, o, k.cigar);
         for (let i = 0; i < unitCount; i++) {
-          const unit = bytes.readUInt32LE(units + i * 4);
+          const unit = int32At(bytes, units + i * 4) >>> 0;
           const op = k.cigarOps[unit & 15];
           if (!op) throw new Error(`a CIGAR operation of read ${bytes.toString('latin1', nameStart, nameEnd)} is not one of MIDNSHP=X`);
           if (i) buffer[o++] = 44;
@@ -637,8 +645,18 @@ function longCigarTag(bytes: Buffer, cigarStart: number, sequenceLength: number,
 
 /** Where the tags of the record at `at` begin. */
 function tagsStart(bytes: Buffer, at: number): number {
-  const sequenceLength = bytes.readInt32LE(at + 20);
-  return at + 36 + bytes[at + 12] + bytes.readUInt16LE(at + 16) * 4 + ((sequenceLength + 1) >> 1) + sequenceLength;
+  const sequenceLength = int32At(bytes, at + 20);
+  return at + 36 + bytes[at + 12] + (bytes[at + 16] | (bytes[at + 17] << 8)) * 4 + ((sequenceLength + 1) >> 1) + sequenceLength;
+}
+
+/**
+ * The little-endian signed 32-bit integer at `at`, for fields the caller knows lie within `bytes` (a
+ * record's fixed fields: its cursor checks that a record has at least their 36 bytes; its CIGAR,
+ * checked against the record's end). Buffer's readInt32LE checks its argument and the bounds again,
+ * for each of the ~10 fields of every record: the writer took 6-9% longer (performance pass 26).
+ */
+function int32At(bytes: Buffer, at: number): number {
+  return bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
 }
 
 /** The offset after the tag at `tag`. */
