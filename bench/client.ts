@@ -162,8 +162,8 @@ export async function variantPage(
   options: { countCalls?: boolean; countVariants?: boolean; acceptEncoding?: string; keepBody?: boolean } = {},
 ): Promise<VariantPage> {
   const { countCalls = true, countVariants = true, acceptEncoding, keepBody = false } = options;
-  const calls = new KeyCounter(CALL_KEY);
-  const variants = new KeyCounter(VARIANT_KEY);
+  const calls = countCalls ? new KeyCounter(CALL_KEY) : undefined;
+  const variants = countVariants ? new KeyCounter(VARIANT_KEY) : undefined;
   let bytes = 0;
   let tail: Buffer = Buffer.alloc(0);
   let head: Buffer | undefined;
@@ -175,9 +175,9 @@ export async function variantPage(
     (chunk) => {
       bytes += chunk.length;
       head ??= chunk.subarray(0, 500);
-      if (countCalls) calls.add(chunk);
+      calls?.add(chunk);
       if (keepBody) kept.push(chunk);
-      if (countVariants) variants.add(chunk);
+      variants?.add(chunk);
       tail = chunk.length >= TAIL_BYTES ? chunk : Buffer.concat([tail, chunk]).subarray(-TAIL_BYTES);
     },
     acceptEncoding,
@@ -189,8 +189,8 @@ export async function variantPage(
     bytes,
     wireBytes,
     coding,
-    calls: calls.count,
-    variants: variants.count,
+    calls: calls?.count ?? 0,
+    variants: variants?.count ?? 0,
     nextPageToken: tokenIn(tail),
     body: keepBody ? Buffer.concat(kept) : undefined,
   };

@@ -1,7 +1,7 @@
 /**
- * Memory while reads are paged for long, and the blocks kept from one page for the next: a page worker pages reads with little allocation of its own,
- * so the inflated BGZF blocks it keeps for the next page must be memory that starts a full collection
- * when it piles up. Blocks kept on shared memory (which V8 leaves out of that count) moved to the old
+ * Memory while reads are paged for long, and the blocks kept from one page for the next. A page worker
+ * pages reads with little allocation of its own, so the inflated BGZF blocks it keeps for the next
+ * page must be memory that starts a full collection when it piles up. Blocks kept on shared memory (which V8 leaves out of that count) moved to the old
  * generation and were never freed: the worker grew by ~40 MB per 200,000 reads paged, without end.
  * Here a generated BAM of ~150 blocks (more than the recent-block cache holds, so blocks are inflated
  * again on every pass) is paged many times, in this process as a page worker pages it, and the memory
@@ -78,7 +78,7 @@ describe('paging reads for long', { skip: withoutSamtools }, () => {
     await stream.write(
       {
         write(chunk) {
-          chunks.push(Buffer.from(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+          chunks.push(Buffer.from(chunk)); // a copy: the piece's buffer is reused once reported sent
           pieceSent(chunk);
         },
       },

@@ -197,7 +197,13 @@ class BlockInflater {
   }
 }
 
-const readUInt32 = (bytes: Uint8Array, at: number) => (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
+/**
+ * The little-endian signed 32-bit integer at `at`, for a field its caller knows lies within `bytes`:
+ * Buffer's readInt32LE checks its argument and the bounds again, which cost the alignment writer 6-9%
+ * on its ~10 fields a record (performance pass 26). Also read by the reads area.
+ */
+export const int32At = (bytes: Uint8Array, at: number) => bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+const readUInt32 = (bytes: Uint8Array, at: number) => int32At(bytes, at) >>> 0;
 
 let inflater: BlockInflater | undefined;
 

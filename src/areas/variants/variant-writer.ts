@@ -342,14 +342,20 @@ interface FormatPlan {
   runs: Record<NamingForm, Map<number, CallRun>>;
   /** How often each packed text was written call by call, to build a run only for texts that repeat. */
   uses: Record<NamingForm, Map<number, number>>;
-  /** Per line text (packed key), per other text: how its calls differ from the line text's (patchOf). */
-  patches: Record<NamingForm, Map<number, Map<number, Int32Array | null>>>;
+  /** Per line text (packed key): how the calls of each other text differ from the line text's (patchOf). */
+  patches: Record<NamingForm, Map<number, LinePatches>>;
+}
+
+/** The patches of the other texts against one line text. */
+interface LinePatches {
+  /** By the other text's packed key. */
+  byText: Map<number, Int32Array | null>;
   /**
-   * The same patches for the diploid genotypes of one-digit alleles ("0|1", "1/0"), by diploidSlot:
-   * most texts that differ from the line's are these, and an array read costs less than a packed key
-   * (not a small integer in V8) and a Map lookup (performance pass 26).
+   * The same for the diploid genotypes of one-digit alleles ("0|1", "1/0"), by diploidSlot: most texts
+   * that differ from the line's are these, and an array read costs less than a packed key (not a
+   * small integer in V8) and a Map lookup (performance pass 26).
    */
-  diploidPatches: Record<NamingForm, Map<number, Array<Int32Array | null | undefined>>>;
+  diploid: Array<Int32Array | null | undefined>;
 }
 
 /** Slots of diploidSlot: two alleles of 0-9, phased or not. */
@@ -452,7 +458,6 @@ export class VariantWriter {
       runs: { camel: new Map(), snake: new Map() },
       uses: { camel: new Map(), snake: new Map() },
       patches: { camel: new Map(), snake: new Map() },
-      diploidPatches: { camel: new Map(), snake: new Map() },
     };
     keys.forEach((key, index) => {
       if (key === 'GT' || key === 'PS' || index === likelihood) return;
@@ -698,17 +703,13 @@ export class VariantWriter {
     // At most a chunk, so that the copy lies in at most two buffers (see overwrite).
     if (samples === 0 || base === undefined || base.offsets[samples] > out.chunkSize) return false;
     const byBase = plan.patches[form];
-    let patches = byBase.get(baseKey);
-    if (patches === undefined) {
+    let linePatches = byBase.get(baseKey);
+    if (linePatches === undefined) {
       if (byBase.size >= USES_LIMIT) byBase.clear(); // short texts of another field (e.g. GT:DP "0:12") can be many
-      byBase.set(baseKey, (patches = new Map()));
+      linePatches = { byText: new Map(), diploid: new Array<Int32Array | null | undefined>(DIPLOID_SLOTS).fill(undefined) };
+      byBase.set(baseKey, linePatches);
     }
-    const diploidByBase = plan.diploidPatches[form];
-    let diploid = diploidByBase.get(baseKey);
-    if (diploid === undefined) {
-      if (diploidByBase.size >= USES_LIMIT) diploidByBase.clear();
-      diploidByBase.set(baseKey, (diploid = new Array<Int32Array | null | undefined>(DIPLOID_SLOTS).fill(undefined)));
-    }
+    const { byText: patches, diploid } = linePatches;
     const baseLength = baseKey % 8;
     // The line's 3-byte text and the tab after it, as one 32-bit number: one load and one comparison
     // per sample in the common case instead of four of each (-1 when the text is not 3 bytes long; the
