@@ -101,13 +101,27 @@ function ownCopy(chunk: string | Uint8Array): Uint8Array {
   return own;
 }
 
-/** The last bytes of a page, to read its nextPageToken from. */
+/**
+ * The last bytes of a page, to read its nextPageToken from. Kept as bytes and read as text once, when
+ * the token is asked for: kept as text, each chunk made ~16 KB of strings, most of what a page
+ * worker allocated for reads and a third of it for variants (sampled allocations).
+ */
 export class Tail {
-  private text = '';
+  private readonly bytes = new Uint8Array(TAIL_BYTES);
+  /** How many of `bytes`, from its start, hold the page's last bytes. */
+  private filled = 0;
 
-  add(bytes: Uint8Array): void {
-    const from = Math.max(0, bytes.byteLength - TAIL_BYTES);
-    this.text = (this.text + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1', from)).slice(-TAIL_BYTES);
+  add(chunk: Uint8Array): void {
+    const n = chunk.byteLength;
+    if (n >= TAIL_BYTES) {
+      this.bytes.set(chunk.subarray(n - TAIL_BYTES));
+      this.filled = TAIL_BYTES;
+      return;
+    }
+    const kept = Math.min(this.filled, TAIL_BYTES - n);
+    this.bytes.copyWithin(0, this.filled - kept, this.filled);
+    this.bytes.set(chunk, kept);
+    this.filled = kept + n;
   }
 
   /**
@@ -122,7 +136,7 @@ export class Tail {
   }
 
   token(): string | undefined {
-    return pageTokenAtEnd(this.text);
+    return pageTokenAtEnd(Buffer.from(this.bytes.buffer, 0, this.filled).toString('latin1'));
   }
 }
 
