@@ -432,10 +432,18 @@ describe('pages over HTTP', () => {
     ['/reads/search', readsRequest, 'alignments', READS],
     ['/variantannotations/search', annotationsRequest, 'variantAnnotations', ANNOTATIONS],
   ] as const) {
-    it(`are the same bytes built in a worker with and without read-ahead, and on the main thread (${route})`, async () => {
+    it(`are the same bytes built in a worker with and without read-ahead, in one of two workers, and on the main thread (${route})`, async () => {
       const texts: string[][] = [];
-      // Then with a client that takes gzip or br (fetch decompresses): pages built ahead are compressed in the worker.
-      const runs = [{ pageWorkers: 1 }, { pageWorkers: 1, readAheadBytes: 0 }, { pageWorkers: 0 }, { pageWorkers: 1, coding: 'gzip' }, { pageWorkers: 1, coding: 'br' }];
+      // With two workers, a query's pages go to the one a digest of the query picks. Then with a client
+      // that takes gzip or br (fetch decompresses): pages built ahead are compressed in the worker.
+      const runs = [
+        { pageWorkers: 1 },
+        { pageWorkers: 1, readAheadBytes: 0 },
+        { pageWorkers: 0 },
+        { pageWorkers: 2 },
+        { pageWorkers: 1, coding: 'gzip' },
+        { pageWorkers: 1, coding: 'br' },
+      ];
       for (const { coding, ...overrides } of runs) {
         const server = await startTestServer(location, overrides);
         const pages: string[] = [];

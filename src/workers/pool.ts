@@ -162,9 +162,7 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
     for (const worker of workers) if (worker && !worker.exited) worker.send({ op: 'limit', id: 0, atLimit });
   });
 
-  function workerFor(key: string): PageWorker {
-    // One worker (two cores, the default) needs no digest of the key: ~5 µs of the main thread a request.
-    const index = count === 1 ? 0 : createHash('sha1').update(key).digest().readUInt32BE(0) % count;
+  function workerAt(index: number): PageWorker {
     let worker = workers[index];
     if (!worker || worker.exited) {
       started = true;
@@ -175,9 +173,14 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
   }
 
   async function run(module: number, name: string, arg: unknown, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> {
-    // The pages of one query (whatever the token and page size) go to one worker.
-    const query = arg !== null && typeof arg === 'object' ? { ...arg, pageToken: undefined, pageSize: undefined } : arg;
-    const worker = workerFor(`${module}\0${name}\0${canonicalJson(query)}`);
+    // The pages of one query (whatever the token and page size) go to one worker. One worker (two
+    // cores, the default) needs neither the query's text (~2 µs) nor its digest (~5 µs) of the main thread.
+    let index = 0;
+    if (count > 1) {
+      const query = arg !== null && typeof arg === 'object' ? { ...arg, pageToken: undefined, pageSize: undefined } : arg;
+      index = createHash('sha1').update(`${module}\0${name}\0${canonicalJson(query)}`).digest().readUInt32BE(0) % count;
+    }
+    const worker = workerAt(index);
     const id = nextId++;
     const inbox = new Inbox();
     worker.inboxes.set(id, inbox);
