@@ -119,7 +119,7 @@ export class Tail {
       return;
     }
     const kept = Math.min(this.filled, TAIL_BYTES - n);
-    this.bytes.copyWithin(0, this.filled - kept, this.filled);
+    if (kept < this.filled) this.bytes.copyWithin(0, this.filled - kept, this.filled);
     this.bytes.set(chunk, kept);
     this.filled = kept + n;
   }

@@ -173,8 +173,8 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
   }
 
   async function run(module: number, name: string, arg: unknown, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> {
-    // The pages of one query (whatever the token and page size) go to one worker. One worker (two
-    // cores, the default) needs neither the query's text (~2 µs) nor its digest (~5 µs) of the main thread.
+    // The pages of one query (whatever the token and page size) go to one worker. With one worker (the
+    // default on two cores) neither the query's text (~2 µs of the main thread) nor its digest (~5 µs) is made.
     let index = 0;
     if (count > 1) {
       const query = arg !== null && typeof arg === 'object' ? { ...arg, pageToken: undefined, pageSize: undefined } : arg;
