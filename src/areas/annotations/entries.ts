@@ -3,8 +3,8 @@
  * field (`CSQ=` / `ANN=`, entries separated by `,`, columns by `|`), each column read by the role its
  * header name gives it (layout.ts) and every other non-empty column kept in the effect's attributes.
  */
-import { createHash } from 'node:crypto';
 import type { AttributesRecord } from '../../protocol/common.js';
+import { hashText } from '../../protocol/hash.js';
 import { encodeId } from '../../protocol/ids.js';
 import { alleleDigest } from '../variants/variant-writer.js';
 import { COLUMN_ROLES, columnKey, type AnnotationLayout, type ColumnRole } from './layout.js';
@@ -169,7 +169,7 @@ export class AnnotationReader {
       if (value) attr[name] = { values: [{ stringValue: value }] };
     }
     return {
-      id: createHash('sha1').update(idText).digest('hex').slice(0, 16),
+      id: hashText('sha1', idText, 'hex').slice(0, 16),
       featureId: cell('feature'),
       alternateBases: allele,
       effects: effectNames.length ? effectNames.map((n) => this.term(n)) : undefined,

@@ -237,13 +237,20 @@ function isPlain(bytes: Buffer, from: number, to: number): boolean {
   return true;
 }
 
-/** A JSON string from the UTF-8 `bytes[from, to)`, copied as it is unless it needs escaping. */
-function putString(out: Buffer, o: number, bytes: Buffer, from: number, to: number): number {
-  if (!isPlain(bytes, from, to)) return o + out.write(JSON.stringify(bytes.toString('utf8', from, to)), o);
+/** `bytes[from, to)` between quotes, as it is: for text that needs no escaping (isPlain). */
+function putQuoted(out: Buffer, o: number, bytes: Buffer, from: number, to: number): number {
   out[o++] = 34;
   for (let i = from; i < to; i++) out[o++] = bytes[i];
   out[o++] = 34;
   return o;
+}
+
+/**
+ * A JSON string from the UTF-8 `bytes[from, to)`, copied as it is unless it needs escaping (`plain`:
+ * whether it does, when the caller has checked already).
+ */
+function putString(out: Buffer, o: number, bytes: Buffer, from: number, to: number, plain = isPlain(bytes, from, to)): number {
+  return plain ? putQuoted(out, o, bytes, from, to) : o + out.write(JSON.stringify(bytes.toString('utf8', from, to)), o);
 }
 
 /** The two base64url characters of each 12-bit value, as a little-endian 16-bit number. */
@@ -373,11 +380,9 @@ export class AlignmentWriter {
     n = putInt(text, n, position);
     text[n++] = 34; // "
     text[n++] = 44; // ,
-    if (plainName) {
-      text[n++] = 34;
-      for (let i = nameStart; i < nameEnd; i++) text[n++] = bytes[i];
-      text[n++] = 34;
-    } else n += text.write(JSON.stringify(bytes.toString('latin1', nameStart, nameEnd)), n);
+    // A name that needs escaping is read as latin1 here (a character per byte), as UTF-8 in the fragment name.
+    if (plainName) n = putQuoted(text, n, bytes, nameStart, nameEnd);
+    else n += text.write(JSON.stringify(bytes.toString('latin1', nameStart, nameEnd)), n);
     text[n++] = 44;
     text[n++] = 34;
     n = putInt(text, n, flag);
@@ -466,11 +471,7 @@ export class AlignmentWriter {
     const plainName = isPlain(bytes, nameStart, nameEnd);
     o = this.id(buffer, view, o, bytes, group, refId, position, nameStart, nameEnd, plainName, flag);
     o = put(buffer, o, texts.group[group]);
-    if (plainName) {
-      buffer[o++] = 34;
-      for (let i = nameStart; i < nameEnd; i++) buffer[o++] = bytes[i];
-      buffer[o++] = 34;
-    } else o = putString(buffer, o, bytes, nameStart, nameEnd);
+    o = putString(buffer, o, bytes, nameStart, nameEnd, plainName);
     const flags = (k.flagTexts[flag & 4095] ??= flagTextsOf(k, flag & 4095));
     o = put(buffer, o, flags.beforeLength);
     o = putInt(buffer, o, templateLength);
