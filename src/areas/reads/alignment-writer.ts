@@ -18,6 +18,7 @@
  *   doubleValue (the shortest text that reads back as the same 32-bit float), A, Z and H as
  *   stringValue, B arrays as one value per element.
  */
+import { createRequire } from 'node:module';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, AttributeValueList, Attributes } from '../../protocol/common.js';
 import { int32At } from '../variants/bgzf.js';
@@ -116,6 +117,27 @@ function tagHeadOf(k: Keys, headKey: number): Buffer {
   return head;
 }
 const KEYS: Record<NamingForm, Keys> = { camel: keysFor('camel'), snake: keysFor('snake') };
+
+/** The writer's common case compiled from native/alignment-json.c (package.json's install script builds it). */
+interface NativeAlignmentJson {
+  create(texts: object): object;
+  /** Where the record's JSON ends in `out`, or -1: the record is this file's to write. */
+  write(writer: object, record: Buffer, at: number, end: number, group: number, form: number, out: Buffer, writeAt: number, comma: boolean): number;
+}
+
+/**
+ * The native writer, unless it was not built (no C compiler at install) or GA4GH_NATIVE_WRITER=0 asks
+ * for this file's writer alone; either way the answers are the same bytes.
+ */
+function loadNative(): NativeAlignmentJson | undefined {
+  if (process.env.GA4GH_NATIVE_WRITER === '0') return undefined;
+  try {
+    return createRequire(import.meta.url)('../../../build/Release/alignment_json.node') as NativeAlignmentJson;
+  } catch {
+    return undefined;
+  }
+}
+export const nativeAlignmentJson = loadNative();
 
 /** The runs of keys and values between the numbers of a record that only its flag decides. */
 interface FlagTexts {
@@ -334,8 +356,11 @@ export class AlignmentWriter {
   /** A view of the buffer written last, to write bases and qualities several bytes at a time. */
   private view = new DataView(new ArrayBuffer(0));
   private viewOf: Buffer | undefined;
+  /** The native writer's copy of this set's texts, when it is loaded. */
+  private readonly native: object | undefined;
+  private readonly nativeModule: NativeAlignmentJson | null;
 
-  constructor(context: WriterContext) {
+  constructor(context: WriterContext, native: NativeAlignmentJson | null = nativeAlignmentJson ?? null) {
     context.readGroupNames.forEach((name, i) => this.groupIndex.set(name, i));
     this.groupNameBytes = context.readGroupNames.map((name) => Buffer.from(name));
     this.referenceCount = context.referenceNames.length;
@@ -363,6 +388,20 @@ export class AlignmentWriter {
       Math.max(longest(this.texts.camel.alignment), longest(this.texts.snake.alignment)) +
       Math.max(longest(this.texts.camel.mate), longest(this.texts.snake.mate)) +
       2 * this.idPrefixes.reduce((n, row) => Math.max(n, longest(row.map((p) => p.encoded))), 0);
+    this.nativeModule = native;
+    this.native = native?.create({
+      camel: this.nativeTexts('camel'),
+      snake: this.nativeTexts('snake'),
+      idEncoded: this.idPrefixes.flatMap((row) => row.map((p) => p.encoded)),
+      idRest: this.idPrefixes.flatMap((row) => row.map((p) => p.rest)),
+    });
+  }
+
+  /** The texts of one naming form, as native/alignment-json.c reads them. */
+  private nativeTexts(form: NamingForm) {
+    const k = KEYS[form];
+    const texts = Object.fromEntries(Object.entries(k.text).map(([name, text]) => [name, Buffer.from(text)]));
+    return { ...texts, cigarOps: k.cigarOps, ...this.texts[form] };
   }
 
   /**
@@ -434,6 +473,12 @@ export class AlignmentWriter {
    * taken for the most it can need, so no byte is copied twice and no size is checked per field.
    */
   write(bytes: Buffer, at: number, end: number, group: number, form: NamingForm, out: ByteChunks, comma = false): void {
+    const room = this.fixedBytes + BYTES_PER_RECORD_BYTE * (end - at);
+    const buffer = out.room(room);
+    if (this.native) {
+      const stop = this.nativeModule!.write(this.native, bytes, at, end, group, form === 'camel' ? 0 : 1, buffer, out.writeAt, comma);
+      if (stop >= 0) return out.wrote(stop);
+    }
     const k = KEYS[form];
     const texts = this.texts[form];
     // The fixed fields lie within the record: its cursor checks that a record has their 36 bytes.
@@ -457,8 +502,7 @@ export class AlignmentWriter {
       throw new Error('the fields of an alignment record run past the end of the record');
     }
 
-    const room = this.fixedBytes + BYTES_PER_RECORD_BYTE * (end - at);
-    const buffer = out.room(room);
+
     if (buffer !== this.viewOf) {
       this.view = new DataView(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.length);
       this.viewOf = buffer;

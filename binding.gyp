@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "alignment_json",
+      "sources": ["src/areas/reads/native/alignment-json.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+    }
+  ]
+}

@@ -1,0 +1,529 @@
+/*
+ * The alignment writer's common case in C: a BAM record, as it lies in the inflated file, written as the
+ * JSON bytes of a ReadAlignment, byte for byte as alignment-writer.ts writes it. The TypeScript writer
+ * stays the reference and writes every record this one hands back (returns -1 for): a read name or a
+ * string tag that needs escaping, a float tag, a CIGAR kept in a CG tag, and anything malformed, which
+ * the TypeScript writer refuses with its own message. Every key and id text comes from TypeScript when
+ * the writer is made (create); this file knows the order of a record's fields, not their names.
+ *
+ * Why it exists: writing ~1.2 KB of JSON per read was ~0.87 us of the page worker's ~1.9 us a read in
+ * TypeScript, the largest part of the bound on paging reads (docs/performance.md, pass 28).
+ */
+#include <node_api.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  uint8_t *bytes;
+  uint32_t length;
+} Text;
+
+/* The texts of one naming form, by what they precede. */
+typedef struct {
+  Text improper_placement, duplicate_fragment, number_reads, fragment_length, read_number, failed_qc;
+  Text secondary, supplementary, aligned_sequence, strand_plus, strand_minus, mapping_quality, cigar;
+  Text aligned_quality, attributes, values, int32_value, int64_value, string_value;
+  Text cigar_ops[9];
+  /* Per read group, per reference (twice: the alignment's and the mate's). */
+  Text *group, *alignment, *mate;
+  /* The longest of the key texts above, and of the per-group and per-reference texts. */
+  uint32_t longest_key, longest_set_text;
+} FormTexts;
+
+typedef struct {
+  FormTexts forms[2];
+  uint32_t group_count, reference_count;
+  /* Per group, per reference and one more for none: the id's base64 start and the 0-2 bytes left over. */
+  Text *id_encoded, *id_rest;
+  uint32_t longest_id;
+} Writer;
+
+static uint16_t base_pairs[256];
+static uint32_t quality_text[256];
+static uint8_t quality_length[256];
+static uint16_t base64_pairs[4096];
+static const char base64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static void make_tables(void) {
+  static const char bases[] = "=ACMGRSVTWYHKDBN";
+  for (int i = 0; i < 256; i++) {
+    base_pairs[i] = (uint16_t)((uint8_t)bases[i >> 4] | ((uint8_t)bases[i & 15] << 8));
+    char text[8];
+    int n = 0;
+    if (i >= 100) text[n++] = (char)('0' + i / 100);
+    if (i >= 10) text[n++] = (char)('0' + (i / 10) % 10);
+    text[n++] = (char)('0' + i % 10);
+    text[n++] = ',';
+    quality_length[i] = (uint8_t)n;
+    quality_text[i] = 0;
+    for (int k = 0; k < n; k++) quality_text[i] |= (uint32_t)(uint8_t)text[k] << (8 * k);
+  }
+  for (int v = 0; v < 4096; v++) base64_pairs[v] = (uint16_t)((uint8_t)base64url[v >> 6] | ((uint8_t)base64url[v & 63] << 8));
+}
+
+static inline int32_t int32_at(const uint8_t *b) { return (int32_t)((uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24)); }
+static inline uint32_t uint32_at(const uint8_t *b) { return (uint32_t)int32_at(b); }
+
+static inline uint8_t *put(uint8_t *o, const Text *t) {
+  memcpy(o, t->bytes, t->length);
+  return o + t->length;
+}
+
+static inline uint8_t *put_bool(uint8_t *o, int value) {
+  if (value) {
+    memcpy(o, "true", 4);
+    return o + 4;
+  }
+  memcpy(o, "false", 5);
+  return o + 5;
+}
+
+/* The decimal text of an integer from -2^31 to 2^32 - 1: at most 11 bytes. */
+static inline uint8_t *put_int(uint8_t *o, int64_t n) {
+  if (n < 0) {
+    *o++ = '-';
+    n = -n;
+  }
+  uint8_t digits[12];
+  int count = 0;
+  do {
+    digits[count++] = (uint8_t)('0' + n % 10);
+    n /= 10;
+  } while (n > 0);
+  while (count > 0) *o++ = digits[--count];
+  return o;
+}
+
+/* Printable ASCII without a quote or a backslash: goes into a JSON string as it is. */
+static inline int is_plain(const uint8_t *b, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) {
+    uint8_t c = b[i];
+    if (c < 32 || c == 34 || c == 92 || c > 126) return 0;
+  }
+  return 1;
+}
+
+/* base64url without padding of text[0, n). */
+static uint8_t *put_base64(uint8_t *o, const uint8_t *text, size_t n) {
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = ((uint32_t)text[i] << 16) | ((uint32_t)text[i + 1] << 8) | text[i + 2];
+    uint16_t pairs[2] = {base64_pairs[v >> 12], base64_pairs[v & 4095]};
+    memcpy(o, pairs, 4);
+    o += 4;
+  }
+  if (n - i == 1) {
+    uint32_t v = (uint32_t)text[i] << 16;
+    *o++ = (uint8_t)base64url[v >> 18];
+    *o++ = (uint8_t)base64url[(v >> 12) & 63];
+  } else if (n - i == 2) {
+    uint32_t v = ((uint32_t)text[i] << 16) | ((uint32_t)text[i + 1] << 8);
+    *o++ = (uint8_t)base64url[v >> 18];
+    *o++ = (uint8_t)base64url[(v >> 12) & 63];
+    *o++ = (uint8_t)base64url[(v >> 6) & 63];
+  }
+  return o;
+}
+
+/* Bytes of one value of a fixed-size tag type; 0 for any other type. */
+static inline int tag_size(uint8_t type) {
+  switch (type) {
+    case 'A': case 'c': case 'C': return 1;
+    case 's': case 'S': return 2;
+    case 'i': case 'I': case 'f': return 4;
+    default: return 0;
+  }
+}
+
+/* The integer of tag type `type` at b; sets *ok to 0 for a type that is not an integer. */
+static inline int64_t integer_at(uint8_t type, const uint8_t *b, int *ok) {
+  switch (type) {
+    case 'c': return (int8_t)b[0];
+    case 'C': return b[0];
+    case 's': return (int16_t)(b[0] | (b[1] << 8));
+    case 'S': return (uint16_t)(b[0] | (b[1] << 8));
+    case 'i': return int32_at(b);
+    case 'I': return uint32_at(b);
+    default: *ok = 0; return 0;
+  }
+}
+
+/* The end of the tag at b[tag] within end, or 0 when it runs past it or has an unknown type. */
+static size_t skip_tag(const uint8_t *b, size_t tag, size_t end) {
+  if (tag + 3 > end) return 0;
+  uint8_t type = b[tag + 2];
+  int size = tag_size(type);
+  if (size) return tag + 3 + size <= end ? tag + 3 + size : 0;
+  if (type == 'Z' || type == 'H') {
+    size_t stop = tag + 3;
+    while (stop < end && b[stop] != 0) stop++;
+    return stop < end ? stop + 1 : 0;
+  }
+  if (type == 'B') {
+    if (tag + 8 > end) return 0;
+    int element = tag_size(b[tag + 3]);
+    int64_t count = int32_at(b + tag + 4);
+    if (!element || count < 0) return 0;
+    int64_t next = (int64_t)tag + 8 + count * element;
+    return next <= (int64_t)end ? (size_t)next : 0;
+  }
+  return 0;
+}
+
+/* Room for n more bytes, or the record goes to the TypeScript writer. */
+#define NEED(n) \
+  do { \
+    if ((size_t)(out_end - o) < (size_t)(n)) return -1; \
+  } while (0)
+
+/* The tags of b[from, end) as attributes; -1 when one of them is for the TypeScript writer. */
+static int64_t write_tags(const FormTexts *t, const uint8_t *b, size_t from, size_t end, uint8_t *out, uint8_t *o, uint8_t *out_end) {
+  int first = 1;
+  for (size_t tag = from; tag + 3 <= end;) {
+    size_t next = skip_tag(b, tag, end);
+    if (next == 0) return -1;
+    uint8_t type = b[tag + 2];
+    const uint8_t *values = b + tag + 3;
+    if (type == 'f') return -1; /* a float's shortest text is TypeScript's */
+    if (type == 'B' && int32_at(values + 1) == 0) {
+      tag = next; /* an empty array: no values to give */
+      continue;
+    }
+    /* The tag's name between quotes: two bytes that must need no escaping. */
+    if (!is_plain(b, tag, tag + 2)) return -1;
+    NEED(t->attributes.length + t->values.length + t->longest_key + 8);
+    o = first ? put(o, &t->attributes) : (*o++ = ',', o);
+    *o++ = '"';
+    *o++ = b[tag];
+    *o++ = b[tag + 1];
+    *o++ = '"';
+    o = put(o, &t->values);
+    first = 0;
+    if (type == 'A') {
+      if (!is_plain(values, 0, 1)) return -1;
+      NEED(t->string_value.length + 8);
+      o = put(o, &t->string_value);
+      *o++ = '"';
+      *o++ = values[0];
+      *o++ = '"';
+      *o++ = '}';
+    } else if (type == 'Z' || type == 'H') {
+      size_t length = next - 1 - (tag + 3);
+      if (!is_plain(values, 0, length)) return -1;
+      NEED(t->string_value.length + length + 8);
+      o = put(o, &t->string_value);
+      *o++ = '"';
+      memcpy(o, values, length);
+      o += length;
+      *o++ = '"';
+      *o++ = '}';
+    } else if (type == 'B') {
+      uint8_t subtype = values[0];
+      if (subtype == 'f') return -1;
+      int size = tag_size(subtype);
+      int64_t count = int32_at(values + 1);
+      NEED((uint64_t)count * (t->longest_key + 14));
+      for (int64_t i = 0; i < count; i++) {
+        if (i) *o++ = ',';
+        int ok = 1;
+        int64_t value = integer_at(subtype, values + 5 + i * size, &ok);
+        if (!ok) return -1;
+        o = put(o, value > 2147483647 ? &t->int64_value : &t->int32_value);
+        o = put_int(o, value);
+        *o++ = '}';
+      }
+    } else {
+      int ok = 1;
+      int64_t value = integer_at(type, values, &ok);
+      if (!ok) return -1;
+      NEED(t->longest_key + 14);
+      o = put(o, value > 2147483647 ? &t->int64_value : &t->int32_value);
+      o = put_int(o, value);
+      *o++ = '}';
+    }
+    NEED(4);
+    *o++ = ']';
+    *o++ = '}';
+    tag = next;
+  }
+  if (!first) {
+    NEED(2);
+    *o++ = '}';
+    *o++ = '}';
+  }
+  return o - out;
+}
+
+/*
+ * Writes the record b[at, end) of read group `group` at out[o0, out_end); returns where it ends, or -1
+ * when the TypeScript writer is to write it.
+ */
+static int64_t write_record(const Writer *w, int form, const uint8_t *b, size_t at, size_t end, uint32_t group, uint8_t *out, size_t o0, uint8_t *out_end, int comma) {
+  const FormTexts *t = &w->forms[form];
+  if (end < at + 36 || group >= w->group_count) return -1;
+  int32_t ref_id = int32_at(b + at + 4);
+  int32_t position = int32_at(b + at + 8);
+  uint32_t name_length = b[at + 12];
+  uint32_t mapping_quality = b[at + 13];
+  uint32_t cigar_count = b[at + 16] | (b[at + 17] << 8);
+  uint32_t flag = b[at + 18] | (b[at + 19] << 8);
+  int32_t sequence_length = int32_at(b + at + 20);
+  int32_t mate_ref_id = int32_at(b + at + 24);
+  int32_t mate_position = int32_at(b + at + 28);
+  int32_t template_length = int32_at(b + at + 32);
+  size_t name_start = at + 36;
+  size_t name_end = name_length > 0 ? name_start + name_length - 1 : name_start;
+  size_t cigar_start = name_start + name_length;
+  size_t sequence_start = cigar_start + (size_t)cigar_count * 4;
+  if (sequence_length < 0) return -1;
+  size_t quality_start = sequence_start + (((size_t)sequence_length + 1) >> 1);
+  size_t tag_start = quality_start + (size_t)sequence_length;
+  if (tag_start > end) return -1;
+  if (!is_plain(b, name_start, name_end)) return -1;
+  /* More than 65,535 operations, kept in a CG tag behind a placeholder: the TypeScript writer's. */
+  if (cigar_count == 2 && tag_start < end) {
+    uint32_t first = uint32_at(b + cigar_start), second = uint32_at(b + cigar_start + 4);
+    if ((first & 15) == 4 && first >> 4 == (uint32_t)sequence_length && (second & 15) == 3) return -1;
+  }
+
+  uint8_t *o = out + o0;
+  size_t name_bytes = name_end - name_start;
+  NEED(1 + 2 * (w->longest_id + name_bytes + 40) + t->longest_set_text + name_bytes + 12 * t->longest_key + 60);
+  if (comma) *o++ = ',';
+
+  /* id: base64url of ["dataset","rgs","set","group","reference","position","name","flag"]. */
+  uint32_t id_index = group * (w->reference_count + 1) + (ref_id >= 0 && (uint32_t)ref_id < w->reference_count ? (uint32_t)ref_id : w->reference_count);
+  o = put(o, &w->id_encoded[id_index]);
+  uint8_t id_tail[300];
+  uint8_t *n = id_tail;
+  n = put(n, &w->id_rest[id_index]);
+  n = put_int(n, position);
+  *n++ = '"';
+  *n++ = ',';
+  *n++ = '"';
+  memcpy(n, b + name_start, name_bytes);
+  n += name_bytes;
+  *n++ = '"';
+  *n++ = ',';
+  *n++ = '"';
+  n = put_int(n, flag);
+  *n++ = '"';
+  *n++ = ']';
+  o = put_base64(o, id_tail, (size_t)(n - id_tail));
+
+  o = put(o, &t->group[group]);
+  *o++ = '"';
+  memcpy(o, b + name_start, name_bytes);
+  o += name_bytes;
+  *o++ = '"';
+  o = put(o, &t->improper_placement);
+  o = put_bool(o, (flag & 2) == 0);
+  o = put(o, &t->duplicate_fragment);
+  o = put_bool(o, (flag & 1024) != 0);
+  o = put(o, &t->number_reads);
+  *o++ = flag & 1 ? '2' : '1';
+  o = put(o, &t->fragment_length);
+  o = put_int(o, template_length);
+  if (!(flag & 1) || (flag & 192) == 64 || (flag & 192) == 128) {
+    o = put(o, &t->read_number);
+    *o++ = flag & 128 ? '1' : '0';
+  }
+  o = put(o, &t->failed_qc);
+  o = put_bool(o, (flag & 512) != 0);
+
+  if (!(flag & 4) && ref_id >= 0 && (uint32_t)ref_id < w->reference_count) {
+    NEED(t->longest_set_text + 4 * t->longest_key + 30 + (size_t)cigar_count * (t->longest_key + 14));
+    o = put(o, &t->alignment[ref_id]);
+    o = put_int(o, position);
+    o = put(o, flag & 16 ? &t->strand_minus : &t->strand_plus);
+    o = put(o, &t->mapping_quality);
+    o = put_int(o, mapping_quality);
+    if (cigar_count > 0) {
+      o = put(o, &t->cigar);
+      for (uint32_t i = 0; i < cigar_count; i++) {
+        uint32_t unit = uint32_at(b + cigar_start + i * 4);
+        if ((unit & 15) > 8) return -1;
+        if (i) *o++ = ',';
+        o = put(o, &t->cigar_ops[unit & 15]);
+        o = put_int(o, unit >> 4);
+        *o++ = '}';
+      }
+      *o++ = ']';
+    }
+    *o++ = '}';
+  }
+  NEED(4 * t->longest_key + 20 + 5 * (size_t)sequence_length);
+  o = put(o, &t->secondary);
+  o = put_bool(o, (flag & 256) != 0);
+  o = put(o, &t->supplementary);
+  o = put_bool(o, (flag & 2048) != 0);
+  if (sequence_length > 0) {
+    o = put(o, &t->aligned_sequence);
+    uint8_t *bases_end = o + sequence_length;
+    for (size_t i = sequence_start; i < quality_start; i++) {
+      memcpy(o, &base_pairs[b[i]], 2);
+      o += 2;
+    }
+    o = bases_end; /* an odd length leaves the last half-byte's padding out */
+    if (b[quality_start] != 255) {
+      o = put(o, &t->aligned_quality);
+      for (size_t i = quality_start; i < tag_start; i++) {
+        uint8_t quality = b[i];
+        memcpy(o, &quality_text[quality], 4);
+        o += quality_length[quality];
+      }
+      o[-1] = ']'; /* over the last comma */
+    } else *o++ = '"';
+  }
+
+  if (mate_ref_id >= 0 && mate_position >= 0 && (uint32_t)mate_ref_id < w->reference_count) {
+    NEED(t->longest_set_text + t->longest_key + 14);
+    o = put(o, &t->mate[mate_ref_id]);
+    o = put_int(o, mate_position);
+    o = put(o, flag & 32 ? &t->strand_minus : &t->strand_plus);
+  }
+  if (tag_start < end) {
+    int64_t written = write_tags(t, b, tag_start, end, out, o, out_end);
+    if (written < 0) return -1;
+    o = out + written;
+  }
+  NEED(1);
+  *o++ = '}';
+  return o - out;
+}
+
+/* ---- Node-API: making a writer from TypeScript's texts, and writing a record. ---- */
+
+#define CHECK(call) \
+  do { \
+    if ((call) != napi_ok) return 0; \
+  } while (0)
+
+static int text_of(napi_env env, napi_value value, Text *t) {
+  void *data;
+  size_t length;
+  CHECK(napi_get_buffer_info(env, value, &data, &length));
+  t->bytes = malloc(length ? length : 1);
+  if (!t->bytes) return 0;
+  memcpy(t->bytes, data, length);
+  t->length = (uint32_t)length;
+  return 1;
+}
+
+static int named_text(napi_env env, napi_value object, const char *name, Text *t, uint32_t *longest) {
+  napi_value value;
+  CHECK(napi_get_named_property(env, object, name, &value));
+  if (!text_of(env, value, t)) return 0;
+  if (t->length > *longest) *longest = t->length;
+  return 1;
+}
+
+/* An array of Buffers as texts; its length in *count. */
+static int texts_of(napi_env env, napi_value array, Text **texts, uint32_t *count, uint32_t *longest) {
+  CHECK(napi_get_array_length(env, array, count));
+  *texts = calloc(*count ? *count : 1, sizeof(Text));
+  if (!*texts) return 0;
+  for (uint32_t i = 0; i < *count; i++) {
+    napi_value element;
+    CHECK(napi_get_element(env, array, i, &element));
+    if (!text_of(env, element, &(*texts)[i])) return 0;
+    if (longest && (*texts)[i].length > *longest) *longest = (*texts)[i].length;
+  }
+  return 1;
+}
+
+static int form_of(napi_env env, napi_value object, FormTexts *t, uint32_t *groups, uint32_t *references) {
+  uint32_t *k = &t->longest_key;
+  if (!named_text(env, object, "improperPlacement", &t->improper_placement, k) || !named_text(env, object, "duplicateFragment", &t->duplicate_fragment, k) ||
+      !named_text(env, object, "numberReads", &t->number_reads, k) || !named_text(env, object, "fragmentLength", &t->fragment_length, k) ||
+      !named_text(env, object, "readNumber", &t->read_number, k) || !named_text(env, object, "failedVendorQualityChecks", &t->failed_qc, k) ||
+      !named_text(env, object, "secondaryAlignment", &t->secondary, k) || !named_text(env, object, "supplementaryAlignment", &t->supplementary, k) ||
+      !named_text(env, object, "alignedSequence", &t->aligned_sequence, k) || !named_text(env, object, "strandPlus", &t->strand_plus, k) ||
+      !named_text(env, object, "strandMinus", &t->strand_minus, k) || !named_text(env, object, "mappingQuality", &t->mapping_quality, k) ||
+      !named_text(env, object, "cigar", &t->cigar, k) || !named_text(env, object, "alignedQuality", &t->aligned_quality, k) ||
+      !named_text(env, object, "attributes", &t->attributes, k) || !named_text(env, object, "values", &t->values, k) ||
+      !named_text(env, object, "int32Value", &t->int32_value, k) || !named_text(env, object, "int64Value", &t->int64_value, k) ||
+      !named_text(env, object, "stringValue", &t->string_value, k))
+    return 0;
+  napi_value ops, group, alignment, mate;
+  uint32_t count, mates;
+  CHECK(napi_get_named_property(env, object, "cigarOps", &ops));
+  Text *op_texts;
+  if (!texts_of(env, ops, &op_texts, &count, k) || count != 9) return 0;
+  memcpy(t->cigar_ops, op_texts, sizeof t->cigar_ops);
+  free(op_texts);
+  CHECK(napi_get_named_property(env, object, "group", &group));
+  CHECK(napi_get_named_property(env, object, "alignment", &alignment));
+  CHECK(napi_get_named_property(env, object, "mate", &mate));
+  uint32_t *s = &t->longest_set_text;
+  if (!texts_of(env, group, &t->group, groups, s) || !texts_of(env, alignment, &t->alignment, references, s) || !texts_of(env, mate, &t->mate, &mates, s)) return 0;
+  return mates == *references;
+}
+
+static void free_writer(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  /* Made once per read group set and kept for the process's life; its texts are small. */
+  free(data);
+}
+
+/* create({camel, snake, idEncoded, idRest}): a writer for one read group set. */
+static napi_value create_writer(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value arg, camel, snake, encoded, rest, result;
+  if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc < 1) return NULL;
+  Writer *w = calloc(1, sizeof(Writer));
+  if (!w) return NULL;
+  uint32_t groups[2], references[2], ids, rests;
+  int ok = napi_get_named_property(env, arg, "camel", &camel) == napi_ok && napi_get_named_property(env, arg, "snake", &snake) == napi_ok &&
+           napi_get_named_property(env, arg, "idEncoded", &encoded) == napi_ok && napi_get_named_property(env, arg, "idRest", &rest) == napi_ok &&
+           form_of(env, camel, &w->forms[0], &groups[0], &references[0]) && form_of(env, snake, &w->forms[1], &groups[1], &references[1]) &&
+           texts_of(env, encoded, &w->id_encoded, &ids, &w->longest_id) && texts_of(env, rest, &w->id_rest, &rests, NULL);
+  if (!ok || groups[0] != groups[1] || references[0] != references[1] || ids != groups[0] * (references[0] + 1) || rests != ids) {
+    napi_throw_error(env, NULL, "the alignment writer's texts are not as expected");
+    return NULL;
+  }
+  w->group_count = groups[0];
+  w->reference_count = references[0];
+  if (napi_create_external(env, w, free_writer, NULL, &result) != napi_ok) return NULL;
+  return result;
+}
+
+/*
+ * write(writer, record, at, end, group, form, out, writeAt, comma): where the record's JSON ends in out,
+ * or -1 when the TypeScript writer is to write it.
+ */
+static napi_value write_alignment(napi_env env, napi_callback_info info) {
+  size_t argc = 9;
+  napi_value args[9], result;
+  Writer *w;
+  void *record, *out;
+  size_t record_length, out_length;
+  int32_t at, end, group, form, write_at;
+  bool comma;
+  int64_t written = -1;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) == napi_ok && argc == 9 && napi_get_value_external(env, args[0], (void **)&w) == napi_ok &&
+      napi_get_buffer_info(env, args[1], &record, &record_length) == napi_ok && napi_get_value_int32(env, args[2], &at) == napi_ok &&
+      napi_get_value_int32(env, args[3], &end) == napi_ok && napi_get_value_int32(env, args[4], &group) == napi_ok &&
+      napi_get_value_int32(env, args[5], &form) == napi_ok && napi_get_buffer_info(env, args[6], &out, &out_length) == napi_ok &&
+      napi_get_value_int32(env, args[7], &write_at) == napi_ok && napi_get_value_bool(env, args[8], &comma) == napi_ok && at >= 0 && end >= at &&
+      (size_t)end <= record_length && group >= 0 && (form == 0 || form == 1) && write_at >= 0 && (size_t)write_at <= out_length) {
+    written = write_record(w, form, record, (size_t)at, (size_t)end, (uint32_t)group, out, (size_t)write_at, (uint8_t *)out + out_length, comma);
+  }
+  napi_create_int64(env, written, &result);
+  return result;
+}
+
+NAPI_MODULE_INIT() {
+  /* Each page worker loads the module; the tables are made once for all of them. */
+  static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
+  pthread_once(&tables_made, make_tables);
+  napi_value create_fn, write_fn;
+  napi_create_function(env, "create", NAPI_AUTO_LENGTH, create_writer, NULL, &create_fn);
+  napi_create_function(env, "write", NAPI_AUTO_LENGTH, write_alignment, NULL, &write_fn);
+  napi_set_named_property(env, exports, "create", create_fn);
+  napi_set_named_property(env, exports, "write", write_fn);
+  return exports;
+}
