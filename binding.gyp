@@ -3,7 +3,7 @@
     {
       "target_name": "alignment_json",
       "sources": ["src/areas/reads/native/alignment-json.c"],
-      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+      "cflags": ["-Wall", "-Wextra", "-Wno-unused-parameter"]
     }
   ]
 }

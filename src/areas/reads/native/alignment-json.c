@@ -28,6 +28,7 @@ typedef struct {
   Text cigar_ops[9];
   /* Per read group, per reference (twice: the alignment's and the mate's). */
   Text *group, *alignment, *mate;
+  uint32_t group_count, alignment_count, mate_count;
   /* The longest of the key texts above, and of the per-group and per-reference texts. */
   uint32_t longest_key, longest_set_text;
 } FormTexts;
@@ -37,6 +38,7 @@ typedef struct {
   uint32_t group_count, reference_count;
   /* Per group, per reference and one more for none: the id's base64 start and the 0-2 bytes left over. */
   Text *id_encoded, *id_rest;
+  uint32_t id_count, id_rest_count;
   uint32_t longest_id;
 } Writer;
 
@@ -396,6 +398,9 @@ static int64_t write_record(const Writer *w, int form, const uint8_t *b, size_t 
 
 /* ---- Node-API: making a writer from TypeScript's texts, and writing a record. ---- */
 
+static void free_texts(Text *texts, uint32_t count);
+static void free_writer(napi_env env, void *data, void *hint);
+
 #define CHECK(call) \
   do { \
     if ((call) != napi_ok) return 0; \
@@ -422,9 +427,11 @@ static int named_text(napi_env env, napi_value object, const char *name, Text *t
 
 /* An array of Buffers as texts; its length in *count. */
 static int texts_of(napi_env env, napi_value array, Text **texts, uint32_t *count, uint32_t *longest) {
-  CHECK(napi_get_array_length(env, array, count));
-  *texts = calloc(*count ? *count : 1, sizeof(Text));
+  uint32_t length;
+  CHECK(napi_get_array_length(env, array, &length));
+  *texts = calloc(length ? length : 1, sizeof(Text));
   if (!*texts) return 0;
+  *count = length;
   for (uint32_t i = 0; i < *count; i++) {
     napi_value element;
     CHECK(napi_get_element(env, array, i, &element));
@@ -448,25 +455,53 @@ static int form_of(napi_env env, napi_value object, FormTexts *t, uint32_t *grou
       !named_text(env, object, "stringValue", &t->string_value, k))
     return 0;
   napi_value ops, group, alignment, mate;
-  uint32_t count, mates;
+  uint32_t count = 0;
   CHECK(napi_get_named_property(env, object, "cigarOps", &ops));
-  Text *op_texts;
-  if (!texts_of(env, ops, &op_texts, &count, k) || count != 9) return 0;
-  memcpy(t->cigar_ops, op_texts, sizeof t->cigar_ops);
+  Text *op_texts = NULL;
+  int made = texts_of(env, ops, &op_texts, &count, k) && count == 9;
+  if (!made) {
+    free_texts(op_texts, count);
+    return 0;
+  }
+  memcpy(t->cigar_ops, op_texts, sizeof t->cigar_ops); /* the texts now belong to t->cigar_ops */
   free(op_texts);
   CHECK(napi_get_named_property(env, object, "group", &group));
   CHECK(napi_get_named_property(env, object, "alignment", &alignment));
   CHECK(napi_get_named_property(env, object, "mate", &mate));
   uint32_t *s = &t->longest_set_text;
-  if (!texts_of(env, group, &t->group, groups, s) || !texts_of(env, alignment, &t->alignment, references, s) || !texts_of(env, mate, &t->mate, &mates, s)) return 0;
-  return mates == *references;
+  if (!texts_of(env, group, &t->group, &t->group_count, s) || !texts_of(env, alignment, &t->alignment, &t->alignment_count, s) ||
+      !texts_of(env, mate, &t->mate, &t->mate_count, s))
+    return 0;
+  *groups = t->group_count;
+  *references = t->alignment_count;
+  return t->mate_count == t->alignment_count;
 }
 
+static void free_texts(Text *texts, uint32_t count) {
+  if (!texts) return;
+  for (uint32_t i = 0; i < count; i++) free(texts[i].bytes);
+  free(texts);
+}
+
+/* Every text a writer holds; a part not made yet is NULL (calloc), so this also undoes a failed create. */
 static void free_writer(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
-  /* Made once per read group set and kept for the process's life; its texts are small. */
-  free(data);
+  Writer *w = data;
+  for (int f = 0; f < 2; f++) {
+    FormTexts *t = &w->forms[f];
+    Text *keys[] = {&t->improper_placement, &t->duplicate_fragment, &t->number_reads, &t->fragment_length, &t->read_number, &t->failed_qc,
+                    &t->secondary, &t->supplementary, &t->aligned_sequence, &t->strand_plus, &t->strand_minus, &t->mapping_quality, &t->cigar,
+                    &t->aligned_quality, &t->attributes, &t->values, &t->int32_value, &t->int64_value, &t->string_value};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) free(keys[i]->bytes);
+    for (int i = 0; i < 9; i++) free(t->cigar_ops[i].bytes);
+    free_texts(t->group, t->group_count);
+    free_texts(t->alignment, t->alignment_count);
+    free_texts(t->mate, t->mate_count);
+  }
+  free_texts(w->id_encoded, w->id_count);
+  free_texts(w->id_rest, w->id_rest_count);
+  free(w);
 }
 
 /* create({camel, snake, idEncoded, idRest}): a writer for one read group set. */
@@ -476,18 +511,22 @@ static napi_value create_writer(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc < 1) return NULL;
   Writer *w = calloc(1, sizeof(Writer));
   if (!w) return NULL;
-  uint32_t groups[2], references[2], ids, rests;
+  uint32_t groups[2] = {0, 0}, references[2] = {0, 0};
   int ok = napi_get_named_property(env, arg, "camel", &camel) == napi_ok && napi_get_named_property(env, arg, "snake", &snake) == napi_ok &&
            napi_get_named_property(env, arg, "idEncoded", &encoded) == napi_ok && napi_get_named_property(env, arg, "idRest", &rest) == napi_ok &&
            form_of(env, camel, &w->forms[0], &groups[0], &references[0]) && form_of(env, snake, &w->forms[1], &groups[1], &references[1]) &&
-           texts_of(env, encoded, &w->id_encoded, &ids, &w->longest_id) && texts_of(env, rest, &w->id_rest, &rests, NULL);
-  if (!ok || groups[0] != groups[1] || references[0] != references[1] || ids != groups[0] * (references[0] + 1) || rests != ids) {
+           texts_of(env, encoded, &w->id_encoded, &w->id_count, &w->longest_id) && texts_of(env, rest, &w->id_rest, &w->id_rest_count, NULL);
+  if (!ok || groups[0] != groups[1] || references[0] != references[1] || w->id_count != groups[0] * (references[0] + 1) || w->id_rest_count != w->id_count) {
+    free_writer(env, w, NULL);
     napi_throw_error(env, NULL, "the alignment writer's texts are not as expected");
     return NULL;
   }
   w->group_count = groups[0];
   w->reference_count = references[0];
-  if (napi_create_external(env, w, free_writer, NULL, &result) != napi_ok) return NULL;
+  if (napi_create_external(env, w, free_writer, NULL, &result) != napi_ok) {
+    free_writer(env, w, NULL);
+    return NULL;
+  }
   return result;
 }
 
