@@ -33,8 +33,17 @@ typedef struct {
   uint32_t longest_key, longest_set_text;
 } FormTexts;
 
+/* The runs of keys and values between a record's numbers that its flag alone decides (bits 0-11). */
+typedef struct {
+  Text before_length;   /* improperPlacement to the fragmentLength key */
+  Text after_length;    /* readNumber (when there is one) and failedVendorQualityChecks */
+  Text after_alignment; /* secondaryAlignment and supplementaryAlignment */
+} FlagTexts;
+
 typedef struct {
   FormTexts forms[2];
+  /* Per form, per flag: made when the flag is first met (a file has a few dozen flags). */
+  FlagTexts *flag_texts[2][4096];
   uint32_t group_count, reference_count;
   /* Per group, per reference and one more for none: the id's base64 start and the 0-2 bytes left over. */
   Text *id_encoded, *id_rest;
@@ -45,6 +54,12 @@ typedef struct {
 static uint16_t base_pairs[256];
 static uint32_t quality_text[256];
 static uint8_t quality_length[256];
+/* Two qualities and their commas at once, by the two bytes as a little-endian 16-bit number: the loop's
+ * stores and its chain of lengths are half as many. */
+static uint64_t quality_pair_text[65536];
+/* The two digits of 0..99. */
+static uint8_t digit_pairs[200];
+static uint8_t quality_pair_length[65536];
 static uint16_t base64_pairs[4096];
 static const char base64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
@@ -61,6 +76,14 @@ static void make_tables(void) {
     quality_length[i] = (uint8_t)n;
     quality_text[i] = 0;
     for (int k = 0; k < n; k++) quality_text[i] |= (uint32_t)(uint8_t)text[k] << (8 * k);
+  }
+  for (int v = 0; v < 65536; v++) {
+    quality_pair_text[v] = quality_text[v & 255] | ((uint64_t)quality_text[v >> 8] << (8 * quality_length[v & 255]));
+    quality_pair_length[v] = (uint8_t)(quality_length[v & 255] + quality_length[v >> 8]);
+  }
+  for (int i = 0; i < 100; i++) {
+    digit_pairs[i * 2] = (uint8_t)('0' + i / 10);
+    digit_pairs[i * 2 + 1] = (uint8_t)('0' + i % 10);
   }
   for (int v = 0; v < 4096; v++) base64_pairs[v] = (uint16_t)((uint8_t)base64url[v >> 6] | ((uint8_t)base64url[v & 63] << 8));
 }
@@ -82,20 +105,23 @@ static inline uint8_t *put_bool(uint8_t *o, int value) {
   return o + 5;
 }
 
-/* The decimal text of an integer from -2^31 to 2^32 - 1: at most 11 bytes. */
-static inline uint8_t *put_int(uint8_t *o, int64_t n) {
-  if (n < 0) {
-    *o++ = '-';
-    n = -n;
+/* The decimal text of an integer from -2^31 to 2^32 - 1: at most 11 bytes, written from its end two digits at a time. */
+static inline uint8_t *put_int(uint8_t *o, int64_t value) {
+  if (value < 0) *o++ = '-';
+  uint32_t n = (uint32_t)(value < 0 ? -value : value);
+  int digits = n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : n < 100000 ? 5 : n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10;
+  uint8_t *end = o + digits, *at = end;
+  while (n >= 100) {
+    uint32_t pair = (n % 100) * 2;
+    n /= 100;
+    *--at = digit_pairs[pair + 1];
+    *--at = digit_pairs[pair];
   }
-  uint8_t digits[12];
-  int count = 0;
-  do {
-    digits[count++] = (uint8_t)('0' + n % 10);
-    n /= 10;
-  } while (n > 0);
-  while (count > 0) *o++ = digits[--count];
-  return o;
+  if (n >= 10) {
+    *--at = digit_pairs[n * 2 + 1];
+    *--at = digit_pairs[n * 2];
+  } else *--at = (uint8_t)('0' + n);
+  return end;
 }
 
 /* Printable ASCII without a quote or a backslash: goes into a JSON string as it is. */
@@ -258,11 +284,60 @@ static int64_t write_tags(const FormTexts *t, const uint8_t *b, size_t from, siz
   return o - out;
 }
 
+static int text_from(Text *t, const uint8_t *bytes, size_t length) {
+  t->bytes = malloc(length ? length : 1);
+  if (!t->bytes) return 0;
+  memcpy(t->bytes, bytes, length);
+  t->length = (uint32_t)length;
+  return 1;
+}
+
+/* The texts of one flag, made once per writer and form; NULL when memory runs out. */
+static const FlagTexts *flag_texts_of(Writer *w, int form, uint32_t flag) {
+  FlagTexts *made = w->flag_texts[form][flag];
+  if (made) return made;
+  const FormTexts *t = &w->forms[form];
+  uint8_t scratch[16 * 256], *o = scratch;
+  if (8 * t->longest_key + 64 > sizeof scratch) return NULL;
+  made = calloc(1, sizeof(FlagTexts));
+  if (!made) return NULL;
+  o = put(o, &t->improper_placement);
+  o = put_bool(o, (flag & 2) == 0);
+  o = put(o, &t->duplicate_fragment);
+  o = put_bool(o, (flag & 1024) != 0);
+  o = put(o, &t->number_reads);
+  *o++ = flag & 1 ? '2' : '1';
+  o = put(o, &t->fragment_length);
+  int ok = text_from(&made->before_length, scratch, (size_t)(o - scratch));
+  o = scratch;
+  if (!(flag & 1) || (flag & 192) == 64 || (flag & 192) == 128) {
+    o = put(o, &t->read_number);
+    *o++ = flag & 128 ? '1' : '0';
+  }
+  o = put(o, &t->failed_qc);
+  o = put_bool(o, (flag & 512) != 0);
+  ok = ok && text_from(&made->after_length, scratch, (size_t)(o - scratch));
+  o = scratch;
+  o = put(o, &t->secondary);
+  o = put_bool(o, (flag & 256) != 0);
+  o = put(o, &t->supplementary);
+  o = put_bool(o, (flag & 2048) != 0);
+  ok = ok && text_from(&made->after_alignment, scratch, (size_t)(o - scratch));
+  if (!ok) {
+    free(made->before_length.bytes);
+    free(made->after_length.bytes);
+    free(made->after_alignment.bytes);
+    free(made);
+    return NULL;
+  }
+  return w->flag_texts[form][flag] = made;
+}
+
 /*
  * Writes the record b[at, end) of read group `group` at out[o0, out_end); returns where it ends, or -1
  * when the TypeScript writer is to write it.
  */
-static int64_t write_record(const Writer *w, int form, const uint8_t *b, size_t at, size_t end, uint32_t group, uint8_t *out, size_t o0, uint8_t *out_end, int comma) {
+static int64_t write_record(Writer *w, int form, const uint8_t *b, size_t at, size_t end, uint32_t group, uint8_t *out, size_t o0, uint8_t *out_end, int comma) {
   const FormTexts *t = &w->forms[form];
   if (end < at + 36 || group >= w->group_count) return -1;
   int32_t ref_id = int32_at(b + at + 4);
@@ -320,20 +395,11 @@ static int64_t write_record(const Writer *w, int form, const uint8_t *b, size_t 
   memcpy(o, b + name_start, name_bytes);
   o += name_bytes;
   *o++ = '"';
-  o = put(o, &t->improper_placement);
-  o = put_bool(o, (flag & 2) == 0);
-  o = put(o, &t->duplicate_fragment);
-  o = put_bool(o, (flag & 1024) != 0);
-  o = put(o, &t->number_reads);
-  *o++ = flag & 1 ? '2' : '1';
-  o = put(o, &t->fragment_length);
+  const FlagTexts *flags = flag_texts_of(w, form, flag & 4095);
+  if (!flags) return -1;
+  o = put(o, &flags->before_length);
   o = put_int(o, template_length);
-  if (!(flag & 1) || (flag & 192) == 64 || (flag & 192) == 128) {
-    o = put(o, &t->read_number);
-    *o++ = flag & 128 ? '1' : '0';
-  }
-  o = put(o, &t->failed_qc);
-  o = put_bool(o, (flag & 512) != 0);
+  o = put(o, &flags->after_length);
 
   if (!(flag & 4) && ref_id >= 0 && (uint32_t)ref_id < w->reference_count) {
     NEED(t->longest_set_text + 4 * t->longest_key + 30 + (size_t)cigar_count * (t->longest_key + 14));
@@ -357,10 +423,7 @@ static int64_t write_record(const Writer *w, int form, const uint8_t *b, size_t 
     *o++ = '}';
   }
   NEED(4 * t->longest_key + 20 + 5 * (size_t)sequence_length);
-  o = put(o, &t->secondary);
-  o = put_bool(o, (flag & 256) != 0);
-  o = put(o, &t->supplementary);
-  o = put_bool(o, (flag & 2048) != 0);
+  o = put(o, &flags->after_alignment);
   if (sequence_length > 0) {
     o = put(o, &t->aligned_sequence);
     uint8_t *bases_end = o + sequence_length;
@@ -371,10 +434,15 @@ static int64_t write_record(const Writer *w, int form, const uint8_t *b, size_t 
     o = bases_end; /* an odd length leaves the last half-byte's padding out */
     if (b[quality_start] != 255) {
       o = put(o, &t->aligned_quality);
-      for (size_t i = quality_start; i < tag_start; i++) {
-        uint8_t quality = b[i];
-        memcpy(o, &quality_text[quality], 4);
-        o += quality_length[quality];
+      size_t i = quality_start;
+      for (; i + 2 <= tag_start; i += 2) {
+        uint32_t pair = b[i] | ((uint32_t)b[i + 1] << 8);
+        memcpy(o, &quality_pair_text[pair], 8);
+        o += quality_pair_length[pair];
+      }
+      if (i < tag_start) {
+        memcpy(o, &quality_text[b[i]], 4);
+        o += quality_length[b[i]];
       }
       o[-1] = ']'; /* over the last comma */
     } else *o++ = '"';
@@ -410,11 +478,7 @@ static int text_of(napi_env env, napi_value value, Text *t) {
   void *data;
   size_t length;
   CHECK(napi_get_buffer_info(env, value, &data, &length));
-  t->bytes = malloc(length ? length : 1);
-  if (!t->bytes) return 0;
-  memcpy(t->bytes, data, length);
-  t->length = (uint32_t)length;
-  return 1;
+  return text_from(t, data, length);
 }
 
 static int named_text(napi_env env, napi_value object, const char *name, Text *t, uint32_t *longest) {
@@ -498,6 +562,16 @@ static void free_writer(napi_env env, void *data, void *hint) {
     free_texts(t->group, t->group_count);
     free_texts(t->alignment, t->alignment_count);
     free_texts(t->mate, t->mate_count);
+  }
+  for (int f = 0; f < 2; f++) {
+    for (int flag = 0; flag < 4096; flag++) {
+      FlagTexts *made = w->flag_texts[f][flag];
+      if (!made) continue;
+      free(made->before_length.bytes);
+      free(made->after_length.bytes);
+      free(made->after_alignment.bytes);
+      free(made);
+    }
   }
   free_texts(w->id_encoded, w->id_count);
   free_texts(w->id_rest, w->id_rest_count);
