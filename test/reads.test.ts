@@ -189,6 +189,23 @@ for (const backend of backends) {
         assert.deepEqual(got.map((a) => a.fragmentName + a.alignment?.position.position), expected.map((r) => r.qname + (r.flag & 4 ? undefined : r.pos - 1)), `[${start}, ${end})`);
         if (start === 41_100) assert.ok(got.some((a) => a.alignment.position.position < start), 'a read that starts before the window');
       }
+      // Windows whose edges lie exactly on reads' starts and ends, each window holding many reads of one
+      // page: a read that ends at `start` or starts at `end` is out, whichever place it has in the page.
+      const edged = mapped.filter((r, i) => i % 397 === 11 && r.pos > 1000);
+      let tested = 0;
+      for (const r of edged) {
+        for (const [start, end] of [
+          [samEnd(r), samEnd(r) + 400],
+          [r.pos - 1 - 400, r.pos - 1],
+        ]) {
+          const expected = mapped.filter((m) => m.pos - 1 < end && samEnd(m) > start);
+          const got = await reads({ readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)), referenceId: brca1Ref, start, end, pageSize: 1000 });
+          assert.deepEqual(got.map((a) => a.fragmentName + a.alignment?.position.position), expected.map((m) => m.qname + (m.pos - 1)), `[${start}, ${end})`);
+          // The edge is met inside the window's reads, not only by its first or last one.
+          if (mapped.some((m) => m.pos - 1 < end && samEnd(m) === start) || mapped.some((m) => m.pos - 1 === end)) tested++;
+        }
+      }
+      assert.ok(tested >= 8, `${tested} windows with a read on their edge`);
       // The window's edges: a read ending exactly at start is out, one starting at end - 1 is in.
       const one = mapped.find((r) => !(r.flag & 4) && r.pos > 2000)!;
       const endOf = samEnd(one);

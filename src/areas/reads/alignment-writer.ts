@@ -123,7 +123,21 @@ interface NativeAlignmentJson {
   create(texts: object): object;
   /** Where the record's JSON ends in `out`, or -1: the record is this file's to write. */
   write(writer: object, record: Buffer, at: number, end: number, group: number, form: number, out: Buffer, writeAt: number, comma: boolean): number;
+  /** Writes a run of records, the state saying where to start, the page's limits and the lane's window; see RUN. */
+  writeRun(writer: object, record: Buffer, out: Buffer, state: Int32Array): void;
 }
+
+/**
+ * The fields of a run's state (native/alignment-json.c, write_run): the current record, the page's
+ * count and byte budget, the lane's window and place, and, once written, where the run stopped and
+ * why (`stop`: 1 the lane's next record is current, 0 the lane is done, 2 more of the file is needed,
+ * as Lane.tryAdvance answers in reads/service.ts).
+ */
+export const RUN = {
+  at: 0, end: 1, form: 2, written: 3, pageSize: 4, budgetLeft: 5, writeAt: 6, refId: 7, start: 8, windowEnd: 9,
+  sortPosition: 10, atPosition: 11, after: 12, afterPosition: 13, afterOrdinal: 14, afterCount: 15, ordinal: 16,
+  stop: 17, lastPosition: 18, lastAt: 19, count: 20, fields: 21,
+} as const;
 
 /**
  * The native writer, unless it was not built (no C compiler at install) or GA4GH_NATIVE_WRITER=0 asks
@@ -394,7 +408,27 @@ export class AlignmentWriter {
       snake: this.nativeTexts('snake'),
       idEncoded: this.idPrefixes.flatMap((row) => row.map((p) => p.encoded)),
       idRest: this.idPrefixes.flatMap((row) => row.map((p) => p.rest)),
+      groupNames: this.groupNameBytes,
+      fixedBytes: this.fixedBytes,
     });
+  }
+
+  /** Whether writeRun can be used: the native writer is loaded. */
+  get writesRuns(): boolean {
+    return this.native !== undefined;
+  }
+
+  /**
+   * Writes the record `state` names (RUN.at, RUN.end) and those after it in `bytes` that the lane
+   * would give next, in one native call, for as long as the page has room and count for them and
+   * no promise is needed; RUN's fields then say where it stopped. Only when writesRuns.
+   */
+  writeRun(bytes: Buffer, out: ByteChunks, state: Int32Array): void {
+    // The room write would take for the current record, so that the run can always write it.
+    const buffer = out.room(this.fixedBytes + BYTES_PER_RECORD_BYTE * (state[RUN.end] - state[RUN.at]));
+    state[RUN.writeAt] = out.writeAt;
+    this.nativeModule!.writeRun(this.native!, bytes, buffer, state);
+    out.wrote(state[RUN.writeAt]);
   }
 
   /** The texts of one naming form, as native/alignment-json.c reads them. */

@@ -23,7 +23,7 @@ import { SequenceFiles } from '../references/sequences.js';
 import { getReferenceSetRow, listReferences, type ReferenceRow, type ReferenceSetRow } from '../references/store.js';
 import type { VirtualOffset } from '../variants/bgzf.js';
 import { ByteChunks } from '../variants/variant-writer.js';
-import { AlignmentWriter } from './alignment-writer.js';
+import { AlignmentWriter, RUN } from './alignment-writer.js';
 import { openAlignmentSource, type AlignmentSource } from './alignment-files.js';
 import type { RecordCursor } from './bam-file.js';
 import {
@@ -110,6 +110,10 @@ interface SetContext {
 type ReadPosition = [number, number, number, number];
 const isReadPosition = (p: unknown): p is ReadPosition => Array.isArray(p) && p.length === 4 && p.every(isNonNegativeInteger) && (p[3] as number) >= 1;
 
+const INT32_MAX = 2 ** 31 - 1;
+/** The state of Lane.writeRun's calls (one at a time: a thread builds one page at a time). */
+const RUN_STATE = new Int32Array(RUN.fields);
+
 /** One read group set's records in one section of the results, filtered to the window and the groups asked for. */
 class Lane {
   /** Position of the current record in the order (0 for reads without a position). */
@@ -117,6 +121,12 @@ class Lane {
   /** How many records of this lane share that position, the current one included. */
   atPosition = 0;
   group = 0;
+  /** Whether writeRun may be used: the native writer is loaded, every group of the set is asked for, and the window's numbers fit its 32 bits. */
+  readonly runs: boolean;
+  /** After writeRun: why it stopped (tryAdvance's answer for the record after the last one written), and that record's place. */
+  runStop = 1;
+  lastPosition = 0;
+  lastAt = 0;
 
   constructor(
     readonly ordinal: number,
@@ -128,7 +138,50 @@ class Lane {
     private readonly groups: Set<number> | undefined,
     /** Records at or before this place were returned by earlier pages: [position, set ordinal, count]. */
     private readonly after: [number, number, number] | undefined,
-  ) {}
+  ) {
+    const int32 = (n: number) => Number.isInteger(n) && n >= -1 && n <= INT32_MAX;
+    this.runs =
+      context.writer.writesRuns && groups === undefined && int32(start) && (end === Number.POSITIVE_INFINITY || int32(end)) && (after === undefined || after.every(int32));
+  }
+
+  /**
+   * Writes the current record and those after it, as the page loop does one by one with tryAdvance,
+   * in one call to the native writer (alignment-writer.ts, writeRun); returns how many it wrote (0:
+   * write the current record through the writer, one by one). Then runStop is what tryAdvance would
+   * have answered after the last of them, and lastPosition and lastAt are that record's place.
+   */
+  writeRun(out: ByteChunks, form: NamingForm, written: number, pageSize: number, budgetLeft: number): number {
+    const state = RUN_STATE;
+    const cursor = this.cursor;
+    const after = this.after;
+    state[RUN.at] = cursor.at;
+    state[RUN.end] = cursor.end;
+    state[RUN.form] = form === 'camel' ? 0 : 1;
+    state[RUN.written] = written;
+    state[RUN.pageSize] = Math.min(pageSize, INT32_MAX);
+    state[RUN.budgetLeft] = Math.max(Math.min(budgetLeft, INT32_MAX), 0);
+    state[RUN.refId] = this.refId;
+    state[RUN.start] = this.start;
+    state[RUN.windowEnd] = Math.min(this.end, INT32_MAX);
+    state[RUN.sortPosition] = this.sortPosition;
+    state[RUN.atPosition] = this.atPosition;
+    state[RUN.after] = after ? 1 : 0;
+    state[RUN.afterPosition] = after ? after[0] : 0;
+    state[RUN.afterOrdinal] = after ? after[1] : 0;
+    state[RUN.afterCount] = after ? after[2] : 0;
+    state[RUN.ordinal] = this.ordinal;
+    this.context.writer.writeRun(cursor.bytes, out, state);
+    const count = state[RUN.count];
+    if (count === 0) return 0;
+    cursor.at = state[RUN.at];
+    cursor.end = state[RUN.end];
+    this.sortPosition = state[RUN.sortPosition];
+    this.atPosition = state[RUN.atPosition];
+    this.runStop = state[RUN.stop];
+    this.lastPosition = state[RUN.lastPosition];
+    this.lastAt = state[RUN.lastAt];
+    return count;
+  }
 
   /** Moves to the next record of the lane: 1 found, 0 none left, 2 more of the file must be read first. */
   tryAdvance(): 0 | 1 | 2 {
@@ -439,6 +492,25 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
                 break;
               }
               const { cursor, context } = lane;
+              // One lane of a whole set: a run of records in one native call, where the writer allows it.
+              if (lanes.length === 1 && lane.runs) {
+                const count = lane.writeRun(out, form, written, pageSize, budget - out.total);
+                if (count > 0) {
+                  written += count;
+                  lastSection = section;
+                  lastPosition = lane.lastPosition;
+                  lastOrdinal = lane.ordinal;
+                  lastAt = lane.lastAt;
+                  if (out.full()) for (const chunk of out.take()) await sink.write(chunk);
+                  if (lane.runStop === 1) continue;
+                  if (lane.runStop === 0) {
+                    await lane.cursor.close();
+                    lanes = [];
+                    lane = await nextLane();
+                  } else lane = await nextLane(lane);
+                  continue;
+                }
+              }
               const group = lane.group >= 0 ? lane.group : context.writer.groupOf(cursor.bytes, cursor.at, cursor.end);
               context.writer.write(cursor.bytes, cursor.at, cursor.end, group, form, out, written > 0);
               written++;

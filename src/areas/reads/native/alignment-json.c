@@ -49,6 +49,11 @@ typedef struct {
   Text *id_encoded, *id_rest;
   uint32_t id_count, id_rest_count;
   uint32_t longest_id;
+  /* The read group names (the @RG IDs), to find a record's group by its RG tag; their count is group_count. */
+  Text *group_names;
+  uint32_t group_name_count;
+  /* The room the TypeScript writer takes for a record: fixed_bytes + 48 per byte of the record. */
+  uint32_t fixed_bytes;
 } Writer;
 
 static uint16_t base_pairs[256];
@@ -575,13 +580,14 @@ static void free_writer(napi_env env, void *data, void *hint) {
   }
   free_texts(w->id_encoded, w->id_count);
   free_texts(w->id_rest, w->id_rest_count);
+  free_texts(w->group_names, w->group_name_count);
   free(w);
 }
 
 /* create({camel, snake, idEncoded, idRest}): a writer for one read group set. */
 static napi_value create_writer(napi_env env, napi_callback_info info) {
   size_t argc = 1;
-  napi_value arg, camel, snake, encoded, rest, result;
+  napi_value arg, camel, snake, encoded, rest, names, fixed, result;
   if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc < 1) return NULL;
   Writer *w = calloc(1, sizeof(Writer));
   if (!w) return NULL;
@@ -589,8 +595,10 @@ static napi_value create_writer(napi_env env, napi_callback_info info) {
   int ok = napi_get_named_property(env, arg, "camel", &camel) == napi_ok && napi_get_named_property(env, arg, "snake", &snake) == napi_ok &&
            napi_get_named_property(env, arg, "idEncoded", &encoded) == napi_ok && napi_get_named_property(env, arg, "idRest", &rest) == napi_ok &&
            form_of(env, camel, &w->forms[0], &groups[0], &references[0]) && form_of(env, snake, &w->forms[1], &groups[1], &references[1]) &&
-           texts_of(env, encoded, &w->id_encoded, &w->id_count, &w->longest_id) && texts_of(env, rest, &w->id_rest, &w->id_rest_count, NULL);
-  if (!ok || groups[0] != groups[1] || references[0] != references[1] || w->id_count != groups[0] * (references[0] + 1) || w->id_rest_count != w->id_count) {
+           texts_of(env, encoded, &w->id_encoded, &w->id_count, &w->longest_id) && texts_of(env, rest, &w->id_rest, &w->id_rest_count, NULL) &&
+           napi_get_named_property(env, arg, "groupNames", &names) == napi_ok && texts_of(env, names, &w->group_names, &w->group_name_count, NULL) &&
+           napi_get_named_property(env, arg, "fixedBytes", &fixed) == napi_ok && napi_get_value_uint32(env, fixed, &w->fixed_bytes) == napi_ok;
+  if (!ok || w->group_name_count != groups[0] || groups[0] != groups[1] || references[0] != references[1] || w->id_count != groups[0] * (references[0] + 1) || w->id_rest_count != w->id_count) {
     free_writer(env, w, NULL);
     napi_throw_error(env, NULL, "the alignment writer's texts are not as expected");
     return NULL;
@@ -629,14 +637,191 @@ static napi_value write_alignment(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* ---- A run of records: the reads service's loop over one lane, for as long as it needs no promise. ---- */
+
+/*
+ * The fields of the state a run reads and writes (an Int32Array shared with reads/service.ts, whose
+ * Lane.tryAdvance and page loop this follows step for step).
+ */
+enum {
+  RUN_AT, RUN_END,                /* the current record (in), then the last one stepped onto (out) */
+  RUN_FORM, RUN_WRITTEN, RUN_PAGE_SIZE, RUN_BUDGET_LEFT, RUN_WRITE_AT,
+  RUN_REF_ID, RUN_START, RUN_WINDOW_END,
+  RUN_SORT_POSITION, RUN_AT_POSITION,
+  RUN_AFTER, RUN_AFTER_POSITION, RUN_AFTER_ORDINAL, RUN_AFTER_COUNT, RUN_ORDINAL,
+  RUN_STOP, RUN_LAST_POSITION, RUN_LAST_AT, RUN_COUNT,
+  RUN_FIELDS
+};
+
+/* Why a run stopped, as tryAdvance answers: the lane's next record is current (1), the lane is done (0), more of the file is needed (2). */
+enum { STOP_DONE = 0, STOP_CURRENT = 1, STOP_FILL = 2 };
+
+/* A record's group by its RG tag (the last group of a repeated name), 0 without one; -1 when the TypeScript writer must find it. */
+static int64_t group_of(const Writer *w, const uint8_t *b, size_t at, size_t end) {
+  if (end < at + 36) return -1;
+  size_t tag = at + 36 + b[at + 12] + (size_t)(b[at + 16] | (b[at + 17] << 8)) * 4;
+  int32_t sequence_length = int32_at(b + at + 20);
+  if (sequence_length < 0) return -1;
+  tag += (((size_t)sequence_length + 1) >> 1) + (size_t)sequence_length;
+  while (tag + 3 <= end) {
+    if (b[tag] == 'R' && b[tag + 1] == 'G' && b[tag + 2] == 'Z') {
+      size_t from = tag + 3, stop = from;
+      while (stop < end && b[stop] != 0) {
+        if (b[stop] > 127) return -1;
+        stop++;
+      }
+      for (uint32_t g = w->group_name_count; g-- > 0;) {
+        const Text *name = &w->group_names[g];
+        if (name->length == stop - from && memcmp(name->bytes, b + from, name->length) == 0) return g;
+      }
+      return 0;
+    }
+    size_t next = skip_tag(b, tag, end);
+    if (next == 0) return -1;
+    tag = next;
+  }
+  return 0;
+}
+
+/* The end of a record on the reference (its start plus the bases its CIGAR covers, at least 1); -1 when its CIGAR runs past it. */
+static int64_t reference_end(const uint8_t *b, size_t at, size_t end) {
+  int64_t start = int32_at(b + at + 8);
+  uint32_t flag = b[at + 18] | (b[at + 19] << 8);
+  if (flag & 4) return start + 1;
+  uint32_t count = b[at + 16] | (b[at + 17] << 8);
+  size_t cigar = at + 36 + b[at + 12];
+  if (cigar + (size_t)count * 4 > end) return -1;
+  int64_t span = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t unit = uint32_at(b + cigar + i * 4);
+    uint32_t op = unit & 15;
+    if (op == 0 || op == 2 || op == 3 || op == 7 || op == 8) span += unit >> 4;
+  }
+  return start + (span > 1 ? span : 1);
+}
+
+/*
+ * Writes the lane's current record and the ones after it, as the page loop would one by one, while
+ * the page has room for them and they are at hand; stops where the loop would need the TypeScript
+ * side (a record the writer hands back, a group found by name, anything that would throw there).
+ */
+static void write_run(Writer *w, const uint8_t *b, size_t length, uint8_t *out, size_t out_length, int32_t *state) {
+  int form = state[RUN_FORM];
+  size_t at = (size_t)state[RUN_AT], end = (size_t)state[RUN_END];
+  size_t o = (size_t)state[RUN_WRITE_AT];
+  const size_t first_o = o;
+  int32_t written = state[RUN_WRITTEN], count = 0;
+  int32_t sort_position = state[RUN_SORT_POSITION], at_position = state[RUN_AT_POSITION];
+  const int32_t ref_id = state[RUN_REF_ID];
+  int stop = STOP_CURRENT;
+  for (;;) {
+    /* The page loop's test before each record: the page is full, by count or by bytes. */
+    if (written == state[RUN_PAGE_SIZE] || (written > 0 && (int64_t)(o - first_o) >= state[RUN_BUDGET_LEFT])) break;
+    if (out_length - o < (size_t)w->fixed_bytes + 48 * (end - at)) break;
+    int64_t group = group_of(w, b, at, end);
+    if (group < 0) break;
+    int64_t stop_at = write_record(w, form, b, at, end, (uint32_t)group, out, o, out + out_length, written > 0);
+    if (stop_at < 0) break;
+    o = (size_t)stop_at;
+    written++;
+    count++;
+    state[RUN_LAST_POSITION] = sort_position;
+    state[RUN_LAST_AT] = at_position;
+    /* Lane.tryAdvance: the next record of the window, reading nothing. */
+    size_t next_at = at, next_end = end;
+    int found = 0;
+    for (;;) {
+      next_at = next_end;
+      if (next_at + 4 > length) break;
+      int64_t record_end = (int64_t)next_at + 4 + int32_at(b + next_at);
+      if (record_end > (int64_t)length || record_end < (int64_t)next_at + 36) break; /* more to read, or for step() to refuse */
+      next_end = (size_t)record_end;
+      int32_t record_ref = int32_at(b + next_at + 4);
+      if (record_ref != ref_id) {
+        if (ref_id >= 0) {
+          found = -1; /* the next reference has begun */
+          break;
+        }
+        at = next_at, end = next_end; /* skipped: tryAdvance's cursor has stepped onto it */
+        continue;
+      }
+      int32_t position = 0;
+      if (ref_id >= 0) {
+        position = int32_at(b + next_at + 8);
+        if (position >= state[RUN_WINDOW_END]) {
+          found = -1;
+          break;
+        }
+        if (position < state[RUN_START]) {
+          int64_t reference_stop = reference_end(b, next_at, next_end);
+          if (reference_stop < 0) break; /* tryAdvance reads it and fails there */
+          if (reference_stop <= state[RUN_START]) {
+            at = next_at, end = next_end;
+            continue;
+          }
+        }
+      }
+      at = next_at, end = next_end;
+      at_position = position == sort_position ? at_position + 1 : 1;
+      sort_position = position;
+      /* Records returned by earlier pages: in a sorted file none follows one that was not (kept for a file that is not). */
+      if (state[RUN_AFTER] &&
+          (position < state[RUN_AFTER_POSITION] ||
+           (position == state[RUN_AFTER_POSITION] && (state[RUN_ORDINAL] < state[RUN_AFTER_ORDINAL] || (state[RUN_ORDINAL] == state[RUN_AFTER_ORDINAL] && at_position <= state[RUN_AFTER_COUNT])))))
+        continue;
+      found = 1;
+      break;
+    }
+    if (found == 1) continue;
+    stop = found < 0 ? STOP_DONE : STOP_FILL;
+    break;
+  }
+  state[RUN_AT] = (int32_t)at;
+  state[RUN_END] = (int32_t)end;
+  state[RUN_WRITTEN] = written;
+  state[RUN_WRITE_AT] = (int32_t)o;
+  state[RUN_SORT_POSITION] = sort_position;
+  state[RUN_AT_POSITION] = at_position;
+  state[RUN_STOP] = stop;
+  state[RUN_COUNT] = count;
+}
+
+/* writeRun(writer, bytes, out, state): see write_run; the state says where it stopped and why. */
+static napi_value write_run_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value args[4];
+  Writer *w;
+  void *record, *out, *state_data;
+  size_t record_length, out_length, state_length;
+  napi_typedarray_type type;
+  napi_value state_buffer;
+  size_t state_offset;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc != 4 || napi_get_value_external(env, args[0], (void **)&w) != napi_ok ||
+      napi_get_buffer_info(env, args[1], &record, &record_length) != napi_ok || napi_get_buffer_info(env, args[2], &out, &out_length) != napi_ok ||
+      napi_get_typedarray_info(env, args[3], &type, &state_length, &state_data, &state_buffer, &state_offset) != napi_ok || type != napi_int32_array ||
+      state_length < RUN_FIELDS || record_length > INT32_MAX || out_length > INT32_MAX) {
+    napi_throw_error(env, NULL, "writeRun: the arguments are not as expected");
+    return NULL;
+  }
+  int32_t *state = state_data;
+  int32_t at = state[RUN_AT], end = state[RUN_END], write_at = state[RUN_WRITE_AT], form = state[RUN_FORM];
+  state[RUN_COUNT] = 0;
+  state[RUN_STOP] = STOP_CURRENT;
+  if (at >= 0 && end >= at + 36 && (size_t)end <= record_length && write_at >= 0 && (size_t)write_at <= out_length && (form == 0 || form == 1))
+    write_run(w, record, record_length, out, out_length, state);
+  return NULL;
+}
+
 NAPI_MODULE_INIT() {
   /* Each page worker loads the module; the tables are made once for all of them. */
   static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
   pthread_once(&tables_made, make_tables);
-  napi_value create_fn, write_fn;
+  napi_value create_fn, write_fn, run_fn;
   napi_create_function(env, "create", NAPI_AUTO_LENGTH, create_writer, NULL, &create_fn);
   napi_create_function(env, "write", NAPI_AUTO_LENGTH, write_alignment, NULL, &write_fn);
   napi_set_named_property(env, exports, "create", create_fn);
   napi_set_named_property(env, exports, "write", write_fn);
+  napi_create_function(env, "writeRun", NAPI_AUTO_LENGTH, write_run_js, NULL, &run_fn);
+  napi_set_named_property(env, exports, "writeRun", run_fn);
   return exports;
 }
