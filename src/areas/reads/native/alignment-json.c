@@ -6,8 +6,12 @@
  * the TypeScript writer refuses with its own message. Every key and id text comes from TypeScript when
  * the writer is made (create); this file knows the order of a record's fields, not their names.
  *
- * Why it exists: writing ~1.2 KB of JSON per read was ~0.87 us of the page worker's ~1.9 us a read in
- * TypeScript, the largest part of the bound on paging reads (docs/performance.md, pass 28).
+ * It also runs the reads service's page loop for a run of records (write_run), where one lane reads a
+ * whole set, so that a page is a few calls rather than one per record.
+ *
+ * Why it exists: writing ~1.2 KB of JSON per read was ~0.7 us of the page worker's ~1.5 us a read in
+ * TypeScript, and the loop around it ~0.2 us, the largest parts of the bound on paging reads
+ * (docs/performance.md, pass 28).
  */
 #include <node_api.h>
 #include <pthread.h>
