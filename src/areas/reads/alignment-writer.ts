@@ -5,6 +5,8 @@
  * the flag decides, per flag), numbers are written two digits at a time, bases two at a time and
  * qualities from tables, and the id's constant start is kept in base64 already. Records read from CRAM
  * are first encoded as BAM records (cram-file.ts), so both formats answer through this one writer.
+ * Where it was compiled, native/alignment-json.c writes the common case byte for byte as this file
+ * does, and hands every other record back to it: this file stays the reference.
  *
  * What is written, from the record's fields (SAM specification, section 4.2):
  * - id: base64url of the JSON array [dataset, "rgs", set, read group, reference name or "*", 0-based
