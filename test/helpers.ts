@@ -201,8 +201,14 @@ export interface ServeProcess {
 
 /** Runs `ga4gh serve REGISTRY --port 0 ARGS...` in its own process, as a user would; stopped when the test file ends. */
 export function startServeProcess(registry: string, ...args: string[]): Promise<ServeProcess> {
+  return startServeProcessWith(process.env, registry, ...args);
+}
+
+/** The same, with the environment given. */
+export function startServeProcessWith(env: NodeJS.ProcessEnv, registry: string, ...args: string[]): Promise<ServeProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), 'serve', registry, '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   let stdout = '';
   let stderr = '';

@@ -21,7 +21,7 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { bgzfCompress } from '../src/areas/variants/bgzf.js';
 import { ByteChunks } from '../src/areas/variants/variant-writer.js';
 import { openFile } from '../src/files.js';
-import { collectPages, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
+import { collectPages, idOf, newRegistry, startServeProcessWith, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
 import { expectedAttributes, parseSam, samEnd, samtools, seededRandom, withoutSamtools, type SamRecord } from './sam-text.js';
 
 const skip = withoutSamtools;
@@ -112,6 +112,7 @@ describe('alignment records at the edges', { skip }, () => {
   const reblocked = path.join(dir, 'reblocked.bam');
   let records: SamRecord[] = [];
   let server: TestServer;
+  let registryLocation = '';
 
   before(async () => {
     fs.writeFileSync(path.join(dir, 'edges.sam'), samText());
@@ -130,6 +131,7 @@ describe('alignment records at the edges', { skip }, () => {
     await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'edges', name: 'edges' });
     await loadReadGroupSet(registry, 'ds', reblocked, { referenceset: 'edges', name: 'reblocked' });
     server = await startTestServer(location);
+    registryLocation = location;
   });
 
   const search = (request: Record<string, unknown>, set = 'edges') =>
@@ -262,6 +264,38 @@ describe('alignment records at the edges', { skip }, () => {
     // Every file's records were compared (the edge BAM alone has thousands).
     assert.ok(compared > 2 * records.length * 2, `${compared} records compared`);
     assert.ok(damaged > 1000, `${damaged} damaged records compared`);
+  });
+
+  it('pages the same bytes with the native writer and its runs of records as with the TypeScript writer alone', { skip: nativeAlignmentJson ? false : 'the native alignment writer is not built (npm ci builds it)' }, async () => {
+    const typescriptOnly = await startServeProcessWith({ ...process.env, GA4GH_NATIVE_WRITER: '0' }, registryLocation);
+    /** Every page's bytes, following the tokens. */
+    const pages = async (url: string, request: Record<string, unknown>) => {
+      const bodies: string[] = [];
+      for (let token: string | undefined; ; ) {
+        const response = await fetch(url + '/reads/search', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...request, pageToken: token }) });
+        const body = await response.text();
+        assert.equal(response.status, 200, body.slice(0, 300));
+        bodies.push(body);
+        token = JSON.parse(body).nextPageToken;
+        if (!token) return bodies;
+      }
+    };
+    const groups = (set: string) => GROUPS.map((g) => idOf('ds', 'rgs', set, g));
+    const requests = [
+      ...[1, 7, 100, 1000].map((pageSize) => ({ readGroupIds: groups('edges'), pageSize })),
+      { readGroupIds: groups('reblocked'), pageSize: 250 },
+      { readGroupIds: groups('edges'), referenceId: idOf('edges', 'chrW'), start: 1150, end: 61_000, pageSize: 300 },
+      { readGroupIds: groups('edges'), referenceId: idOf('edges', 'chrW'), start: 99, end: 100, pageSize: 2 },
+      { readGroupIds: [idOf('ds', 'rgs', 'edges', 'g3')], pageSize: 100 },
+    ];
+    let compared = 0;
+    for (const request of requests) {
+      const native = await pages(server.url, request);
+      assert.deepEqual(native, await pages(typescriptOnly.url, request), JSON.stringify(request));
+      compared += native.length;
+    }
+    assert.ok(compared > 3000, `${compared} pages compared`);
+    await typescriptOnly.stop();
   });
 
   it('refuses a record whose tags or fields run past its end, instead of reading the next one', () => {

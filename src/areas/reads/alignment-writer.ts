@@ -538,7 +538,6 @@ export class AlignmentWriter {
       throw new Error('the fields of an alignment record run past the end of the record');
     }
 
-
     if (buffer !== this.viewOf) {
       this.view = new DataView(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.length);
       this.viewOf = buffer;

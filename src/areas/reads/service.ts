@@ -124,7 +124,7 @@ class Lane {
   /** Whether writeRun may be used: the native writer is loaded, every group of the set is asked for, and the window's numbers fit its 32 bits. */
   readonly runs: boolean;
   /** After writeRun: why it stopped (tryAdvance's answer for the record after the last one written), and that record's place. */
-  runStop = 1;
+  runStop: 0 | 1 | 2 = 1;
   lastPosition = 0;
   lastAt = 0;
 
@@ -177,7 +177,7 @@ class Lane {
     cursor.end = state[RUN.end];
     this.sortPosition = state[RUN.sortPosition];
     this.atPosition = state[RUN.atPosition];
-    this.runStop = state[RUN.stop];
+    this.runStop = state[RUN.stop] as 0 | 1 | 2;
     this.lastPosition = state[RUN.lastPosition];
     this.lastAt = state[RUN.lastAt];
     return count;
@@ -491,36 +491,28 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
                 }
                 break;
               }
-              const { cursor, context } = lane;
-              // One lane of a whole set: a run of records in one native call, where the writer allows it.
-              if (lanes.length === 1 && lane.runs) {
-                const count = lane.writeRun(out, form, written, pageSize, budget - out.total);
-                if (count > 0) {
-                  written += count;
-                  lastSection = section;
-                  lastPosition = lane.lastPosition;
-                  lastOrdinal = lane.ordinal;
-                  lastAt = lane.lastAt;
-                  if (out.full()) for (const chunk of out.take()) await sink.write(chunk);
-                  if (lane.runStop === 1) continue;
-                  if (lane.runStop === 0) {
-                    await lane.cursor.close();
-                    lanes = [];
-                    lane = await nextLane();
-                  } else lane = await nextLane(lane);
-                  continue;
-                }
+              // One lane of a whole set: a run of records in one native call, where the writer allows it;
+              // else this record through the writer, and the next found as the run would have.
+              const run = lanes.length === 1 && lane.runs ? lane.writeRun(out, form, written, pageSize, budget - out.total) : 0;
+              let found: 0 | 1 | 2;
+              if (run > 0) {
+                written += run;
+                lastPosition = lane.lastPosition;
+                lastAt = lane.lastAt;
+                found = lane.runStop;
+              } else {
+                const { cursor, context } = lane;
+                const group = lane.group >= 0 ? lane.group : context.writer.groupOf(cursor.bytes, cursor.at, cursor.end);
+                context.writer.write(cursor.bytes, cursor.at, cursor.end, group, form, out, written > 0);
+                written++;
+                lastPosition = lane.sortPosition;
+                lastAt = lane.atPosition;
+                // The common case, one lane with its next record already read: no promise at all.
+                found = lanes.length === 1 ? lane.tryAdvance() : 2;
               }
-              const group = lane.group >= 0 ? lane.group : context.writer.groupOf(cursor.bytes, cursor.at, cursor.end);
-              context.writer.write(cursor.bytes, cursor.at, cursor.end, group, form, out, written > 0);
-              written++;
               lastSection = section;
-              lastPosition = lane.sortPosition;
               lastOrdinal = lane.ordinal;
-              lastAt = lane.atPosition;
               if (out.full()) for (const chunk of out.take()) await sink.write(chunk);
-              // The common case, one lane with its next record already read: no promise at all.
-              const found = lanes.length === 1 ? lane.tryAdvance() : 2;
               if (found === 1) continue;
               if (found === 0) {
                 await lane.cursor.close();
