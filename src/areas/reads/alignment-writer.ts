@@ -133,12 +133,13 @@ interface NativeAlignmentJson {
  * The fields of a run's state (native/alignment-json.c, write_run): the current record, the page's
  * count and byte budget, the lane's window and place, and, once written, where the run stopped and
  * why (`stop`: 1 the lane's next record is current, 0 the lane is done, 2 more of the file is needed,
- * as Lane.tryAdvance answers in reads/service.ts).
+ * as Lane.tryAdvance answers in reads/service.ts); `groupMask` the groups asked for (0: all) and
+ * `group` the current record's.
  */
 export const RUN = {
   at: 0, end: 1, form: 2, written: 3, pageSize: 4, budgetLeft: 5, writeAt: 6, refId: 7, start: 8, windowEnd: 9,
   sortPosition: 10, atPosition: 11, after: 12, afterPosition: 13, afterOrdinal: 14, afterCount: 15, ordinal: 16,
-  stop: 17, lastPosition: 18, lastAt: 19, count: 20, fields: 21,
+  stop: 17, lastPosition: 18, lastAt: 19, count: 20, groupMask: 21, group: 22, fields: 23,
 } as const;
 
 /**

@@ -121,8 +121,9 @@ class Lane {
   /** How many records of this lane share that position, the current one included. */
   atPosition = 0;
   group = 0;
-  /** Whether writeRun may be used: the native writer is loaded, every group of the set is asked for, and the window's numbers fit its 32 bits. */
+  /** Whether writeRun may be used: the native writer is loaded, the groups asked for are among the set's first 32, and the window's numbers fit its 32 bits. */
   readonly runs: boolean;
+  private readonly groupMask: number;
   /** After writeRun: why it stopped (tryAdvance's answer for the record after the last one written), and that record's place. */
   runStop: 0 | 1 | 2 = 1;
   lastPosition = 0;
@@ -140,8 +141,14 @@ class Lane {
     private readonly after: [number, number, number] | undefined,
   ) {
     const int32 = (n: number) => Number.isInteger(n) && n >= -1 && n <= INT32_MAX;
+    // A subset of the set's groups is a bit each, for the first 32 groups of its header.
+    this.groupMask = groups ? [...groups].reduce((mask, g) => mask | (g < 32 ? 1 << g : 0), 0) : 0;
     this.runs =
-      context.writer.writesRuns && groups === undefined && int32(start) && (end === Number.POSITIVE_INFINITY || int32(end)) && (after === undefined || after.every(int32));
+      context.writer.writesRuns &&
+      (groups === undefined || [...groups].every((g) => g < 32)) &&
+      int32(start) &&
+      (end === Number.POSITIVE_INFINITY || int32(end)) &&
+      (after === undefined || after.every(int32));
   }
 
   /**
@@ -170,6 +177,8 @@ class Lane {
     state[RUN.afterOrdinal] = after ? after[1] : 0;
     state[RUN.afterCount] = after ? after[2] : 0;
     state[RUN.ordinal] = this.ordinal;
+    state[RUN.groupMask] = this.groupMask;
+    state[RUN.group] = this.group;
     this.context.writer.writeRun(cursor.bytes, out, state);
     const count = state[RUN.count];
     if (count === 0) return 0;
@@ -177,6 +186,7 @@ class Lane {
     cursor.end = state[RUN.end];
     this.sortPosition = state[RUN.sortPosition];
     this.atPosition = state[RUN.atPosition];
+    this.group = state[RUN.group];
     this.runStop = state[RUN.stop] as 0 | 1 | 2;
     this.lastPosition = state[RUN.lastPosition];
     this.lastAt = state[RUN.lastAt];

@@ -654,6 +654,8 @@ enum {
   RUN_SORT_POSITION, RUN_AT_POSITION,
   RUN_AFTER, RUN_AFTER_POSITION, RUN_AFTER_ORDINAL, RUN_AFTER_COUNT, RUN_ORDINAL,
   RUN_STOP, RUN_LAST_POSITION, RUN_LAST_AT, RUN_COUNT,
+  RUN_GROUP_MASK,                 /* the groups asked for, one bit each; 0: every group of the set */
+  RUN_GROUP,                      /* the current record's group, when there is a mask */
   RUN_FIELDS
 };
 
@@ -717,12 +719,14 @@ static void write_run(Writer *w, const uint8_t *b, size_t length, uint8_t *out, 
   int32_t written = state[RUN_WRITTEN], count = 0;
   int32_t sort_position = state[RUN_SORT_POSITION], at_position = state[RUN_AT_POSITION];
   const int32_t ref_id = state[RUN_REF_ID];
+  const uint32_t group_mask = (uint32_t)state[RUN_GROUP_MASK];
+  int64_t current_group = state[RUN_GROUP];
   int stop = STOP_CURRENT;
   for (;;) {
     /* The page loop's test before each record: the page is full, by count or by bytes. */
     if (written == state[RUN_PAGE_SIZE] || (written > 0 && (int64_t)(o - first_o) >= state[RUN_BUDGET_LEFT])) break;
     if (out_length - o < (size_t)w->fixed_bytes + 48 * (end - at)) break;
-    int64_t group = group_of(w, b, at, end);
+    int64_t group = group_mask ? current_group : group_of(w, b, at, end);
     if (group < 0) break;
     int64_t stop_at = write_record(w, form, b, at, end, (uint32_t)group, out, o, out + out_length, written > 0);
     if (stop_at < 0) break;
@@ -765,7 +769,18 @@ static void write_run(Writer *w, const uint8_t *b, size_t length, uint8_t *out, 
           }
         }
       }
+      /* A subset of the set's groups: a record of another group is stepped over, uncounted. */
+      int64_t record_group = -1;
+      if (group_mask) {
+        record_group = group_of(w, b, next_at, next_end);
+        if (record_group < 0) break; /* for tryAdvance to find (or refuse) */
+        if (record_group >= 32 || !(group_mask & (1u << record_group))) {
+          at = next_at, end = next_end;
+          continue;
+        }
+      }
       at = next_at, end = next_end;
+      current_group = record_group;
       at_position = position == sort_position ? at_position + 1 : 1;
       sort_position = position;
       /* Records returned by earlier pages: in a sorted file none follows one that was not (kept for a file that is not). */
@@ -788,6 +803,7 @@ static void write_run(Writer *w, const uint8_t *b, size_t length, uint8_t *out, 
   state[RUN_AT_POSITION] = at_position;
   state[RUN_STOP] = stop;
   state[RUN_COUNT] = count;
+  state[RUN_GROUP] = (int32_t)current_group;
 }
 
 /* writeRun(writer, bytes, out, state): see write_run; the state says where it stopped and why. */
