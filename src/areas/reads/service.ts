@@ -501,7 +501,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
                 }
                 break;
               }
-              // One lane of a whole set: a run of records in one native call, where the writer allows it;
+              // One lane (one set): a run of records in one native call, where the writer allows it;
               // else this record through the writer, and the next found as the run would have.
               const run = lanes.length === 1 && lane.runs ? lane.writeRun(out, form, written, pageSize, budget - out.total) : 0;
               let found: 0 | 1 | 2;

@@ -6,8 +6,8 @@
  * the TypeScript writer refuses with its own message. Every key and id text comes from TypeScript when
  * the writer is made (create); this file knows the order of a record's fields, not their names.
  *
- * It also runs the reads service's page loop for a run of records (write_run), where one lane reads a
- * whole set, so that a page is a few calls rather than one per record.
+ * It also runs the reads service's page loop for a run of records (write_run), where one lane reads one
+ * set (all of its read groups, or some of its first 32), so that a page is a few calls, not one a record.
  *
  * Why it exists: writing ~1.2 KB of JSON per read was ~0.7 us of the page worker's ~1.5 us a read in
  * TypeScript, and the loop around it ~0.2 us, the largest parts of the bound on paging reads
