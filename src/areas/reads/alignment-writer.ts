@@ -122,6 +122,8 @@ const KEYS: Record<NamingForm, Keys> = { camel: keysFor('camel'), snake: keysFor
 
 /** The writer's common case compiled from native/alignment-json.c (package.json's install script builds it). */
 interface NativeAlignmentJson {
+  /** INTERFACE_VERSION of the C file the module was built from. */
+  interfaceVersion: number;
   create(texts: object): object;
   /** Where the record's JSON ends in `out`, or -1: the record is this file's to write. */
   write(writer: object, record: Buffer, at: number, end: number, group: number, form: number, out: Buffer, writeAt: number, comma: boolean): number;
@@ -142,14 +144,19 @@ export const RUN = {
   stop: 17, lastPosition: 18, lastAt: 19, count: 20, groupMask: 21, group: 22, fields: 23,
 } as const;
 
+/** The interface of native/alignment-json.c this file was written against (its INTERFACE_VERSION). */
+const NATIVE_INTERFACE_VERSION = 1;
+
 /**
- * The native writer, unless it was not built (no C compiler at install) or GA4GH_NATIVE_WRITER=0 asks
- * for this file's writer alone; either way the answers are the same bytes.
+ * The native writer, unless it was not built (no C compiler at install), was built from an older
+ * checkout and not rebuilt (`npm ci` rebuilds it), or GA4GH_NATIVE_WRITER=0 asks for this file's
+ * writer alone; either way the answers are the same bytes.
  */
 function loadNative(): NativeAlignmentJson | undefined {
   if (process.env.GA4GH_NATIVE_WRITER === '0') return undefined;
   try {
-    return createRequire(import.meta.url)('../../../build/Release/alignment_json.node') as NativeAlignmentJson;
+    const native = createRequire(import.meta.url)('../../../build/Release/alignment_json.node') as NativeAlignmentJson;
+    return native.interfaceVersion === NATIVE_INTERFACE_VERSION ? native : undefined;
   } catch {
     return undefined;
   }
@@ -413,7 +420,13 @@ export class AlignmentWriter {
       idRest: this.idPrefixes.flatMap((row) => row.map((p) => p.rest)),
       groupNames: this.groupNameBytes,
       fixedBytes: this.fixedBytes,
+      bytesPerRecordByte: BYTES_PER_RECORD_BYTE,
     });
+  }
+
+  /** The most bytes of JSON the record `bytes[at, end)` can need, taken at once before it is written. */
+  private roomFor(at: number, end: number): number {
+    return this.fixedBytes + BYTES_PER_RECORD_BYTE * (end - at);
   }
 
   /** Whether writeRun can be used: the native writer is loaded. */
@@ -428,7 +441,7 @@ export class AlignmentWriter {
    */
   writeRun(bytes: Buffer, out: ByteChunks, state: Int32Array): void {
     // The room write would take for the current record, so that the run can always write it.
-    const buffer = out.room(this.fixedBytes + BYTES_PER_RECORD_BYTE * (state[RUN.end] - state[RUN.at]));
+    const buffer = out.room(this.roomFor(state[RUN.at], state[RUN.end]));
     state[RUN.writeAt] = out.writeAt;
     this.nativeModule!.writeRun(this.native!, bytes, buffer, state);
     out.wrote(state[RUN.writeAt]);
@@ -510,7 +523,7 @@ export class AlignmentWriter {
    * taken for the most it can need, so no byte is copied twice and no size is checked per field.
    */
   write(bytes: Buffer, at: number, end: number, group: number, form: NamingForm, out: ByteChunks, comma = false): void {
-    const room = this.fixedBytes + BYTES_PER_RECORD_BYTE * (end - at);
+    const room = this.roomFor(at, end);
     const buffer = out.room(room);
     if (this.native) {
       const stop = this.nativeModule!.write(this.native, bytes, at, end, group, form === 'camel' ? 0 : 1, buffer, out.writeAt, comma);

@@ -141,14 +141,15 @@ class Lane {
     private readonly after: [number, number, number] | undefined,
   ) {
     const int32 = (n: number) => Number.isInteger(n) && n >= -1 && n <= INT32_MAX;
-    // A subset of the set's groups is a bit each, for the first 32 groups of its header.
-    this.groupMask = groups ? [...groups].reduce((mask, g) => mask | (g < 32 ? 1 << g : 0), 0) : 0;
+    const subset = groups ? [...groups] : [];
     this.runs =
       context.writer.writesRuns &&
-      (groups === undefined || [...groups].every((g) => g < 32)) &&
+      subset.every((g) => g < 32) &&
       int32(start) &&
       (end === Number.POSITIVE_INFINITY || int32(end)) &&
       (after === undefined || after.every(int32));
+    // A subset of the set's groups is a bit each (0: every group).
+    this.groupMask = this.runs ? subset.reduce((mask, g) => mask | (1 << g), 0) : 0;
   }
 
   /**

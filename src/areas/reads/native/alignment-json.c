@@ -56,8 +56,8 @@ typedef struct {
   /* The read group names (the @RG IDs), to find a record's group by its RG tag; their count is group_count. */
   Text *group_names;
   uint32_t group_name_count;
-  /* The room the TypeScript writer takes for a record: fixed_bytes + 48 per byte of the record. */
-  uint32_t fixed_bytes;
+  /* The room the TypeScript writer takes for a record: fixed_bytes + bytes_per_record_byte per byte of it. */
+  uint32_t fixed_bytes, bytes_per_record_byte;
 } Writer;
 
 static uint16_t base_pairs[256];
@@ -66,9 +66,9 @@ static uint8_t quality_length[256];
 /* Two qualities and their commas at once, by the two bytes as a little-endian 16-bit number: the loop's
  * stores and its chain of lengths are half as many. */
 static uint64_t quality_pair_text[65536];
+static uint8_t quality_pair_length[65536];
 /* The two digits of 0..99. */
 static uint8_t digit_pairs[200];
-static uint8_t quality_pair_length[65536];
 static uint16_t base64_pairs[4096];
 static const char base64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
@@ -591,7 +591,7 @@ static void free_writer(napi_env env, void *data, void *hint) {
 /* create({camel, snake, idEncoded, idRest}): a writer for one read group set. */
 static napi_value create_writer(napi_env env, napi_callback_info info) {
   size_t argc = 1;
-  napi_value arg, camel, snake, encoded, rest, names, fixed, result;
+  napi_value arg, camel, snake, encoded, rest, names, fixed, per_byte, result;
   if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc < 1) return NULL;
   Writer *w = calloc(1, sizeof(Writer));
   if (!w) return NULL;
@@ -601,7 +601,8 @@ static napi_value create_writer(napi_env env, napi_callback_info info) {
            form_of(env, camel, &w->forms[0], &groups[0], &references[0]) && form_of(env, snake, &w->forms[1], &groups[1], &references[1]) &&
            texts_of(env, encoded, &w->id_encoded, &w->id_count, &w->longest_id) && texts_of(env, rest, &w->id_rest, &w->id_rest_count, NULL) &&
            napi_get_named_property(env, arg, "groupNames", &names) == napi_ok && texts_of(env, names, &w->group_names, &w->group_name_count, NULL) &&
-           napi_get_named_property(env, arg, "fixedBytes", &fixed) == napi_ok && napi_get_value_uint32(env, fixed, &w->fixed_bytes) == napi_ok;
+           napi_get_named_property(env, arg, "fixedBytes", &fixed) == napi_ok && napi_get_value_uint32(env, fixed, &w->fixed_bytes) == napi_ok &&
+           napi_get_named_property(env, arg, "bytesPerRecordByte", &per_byte) == napi_ok && napi_get_value_uint32(env, per_byte, &w->bytes_per_record_byte) == napi_ok;
   if (!ok || w->group_name_count != groups[0] || groups[0] != groups[1] || references[0] != references[1] || w->id_count != groups[0] * (references[0] + 1) || w->id_rest_count != w->id_count) {
     free_writer(env, w, NULL);
     napi_throw_error(env, NULL, "the alignment writer's texts are not as expected");
@@ -725,7 +726,7 @@ static void write_run(Writer *w, const uint8_t *b, size_t length, uint8_t *out, 
   for (;;) {
     /* The page loop's test before each record: the page is full, by count or by bytes. */
     if (written == state[RUN_PAGE_SIZE] || (written > 0 && (int64_t)(o - first_o) >= state[RUN_BUDGET_LEFT])) break;
-    if (out_length - o < (size_t)w->fixed_bytes + 48 * (end - at)) break;
+    if (out_length - o < (size_t)w->fixed_bytes + (size_t)w->bytes_per_record_byte * (end - at)) break;
     int64_t group = group_mask ? current_group : group_of(w, b, at, end);
     if (group < 0) break;
     int64_t stop_at = write_record(w, form, b, at, end, (uint32_t)group, out, o, out + out_length, written > 0);
@@ -832,16 +833,24 @@ static napi_value write_run_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * The interface this file offers alignment-writer.ts (its functions, the texts create reads, RUN's
+ * fields): a module built from an older checkout, not rebuilt since, says another and is not used.
+ */
+#define INTERFACE_VERSION 1
+
 NAPI_MODULE_INIT() {
   /* Each page worker loads the module; the tables are made once for all of them. */
   static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
   pthread_once(&tables_made, make_tables);
-  napi_value create_fn, write_fn, run_fn;
+  napi_value create_fn, write_fn, run_fn, version;
   napi_create_function(env, "create", NAPI_AUTO_LENGTH, create_writer, NULL, &create_fn);
   napi_create_function(env, "write", NAPI_AUTO_LENGTH, write_alignment, NULL, &write_fn);
   napi_set_named_property(env, exports, "create", create_fn);
   napi_set_named_property(env, exports, "write", write_fn);
   napi_create_function(env, "writeRun", NAPI_AUTO_LENGTH, write_run_js, NULL, &run_fn);
   napi_set_named_property(env, exports, "writeRun", run_fn);
+  napi_create_uint32(env, INTERFACE_VERSION, &version);
+  napi_set_named_property(env, exports, "interfaceVersion", version);
   return exports;
 }
