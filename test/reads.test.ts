@@ -10,8 +10,12 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { addBiosampleFromFile } from '../src/areas/biometadata/loader.js';
 import { addDataset } from '../src/areas/datasets/store.js';
+import { MAIN_THREAD_MAX_READS } from '../src/areas/reads/index.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
+import { readService } from '../src/areas/reads/service.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
+import { defaultPagingLimits } from '../src/protocol/paging.js';
+import type { Registry } from '../src/registry/registry.js';
 import { backends } from './backends.js';
 import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
 import { expectedAttributes, readSam, samEnd, type SamRecord } from './sam-text.js';
@@ -117,6 +121,7 @@ const inServerOrder = (records: SamRecord[]) => [...records.filter((r) => r.rnam
 for (const backend of backends) {
   describe(`reads on ${backend.name}`, { skip: backend.skip }, () => {
     let server: TestServer;
+    let registry: Registry;
     // A BAM that will be damaged after it is registered.
     const damagedDir = path.join(dir, `damaged-${backend.name}`);
 
@@ -124,7 +129,9 @@ for (const backend of backends) {
       fs.mkdirSync(damagedDir);
       copyFixture('compliance/brca1_HG00096.bam', damagedDir);
       copyFixture('compliance/brca1_HG00096.bam.bai', damagedDir);
-      const { location, registry } = await newRegistry(await backend.newLocation(dir));
+      const made = await newRegistry(await backend.newLocation(dir));
+      registry = made.registry;
+      const location = made.location;
       await addDataset(registry, 'ds');
       await addDataset(registry, 'other');
       await addBiosampleFromFile(registry, 'ds', path.join(TESTDATA, 'compliance', 'biosample_HG00096.json'));
@@ -173,6 +180,47 @@ for (const backend of backends) {
       const request = { readGroupIds: [groupId('brca1_HG00096', BRCA1_GROUPS[0]), groupId('brca1_HG00096', BRCA1_GROUPS[2])], referenceId: brca1Ref };
       const big = await reads({ ...request, pageSize: 1000 });
       for (const pageSize of [1, 7, 100]) assert.deepEqual(await reads({ ...request, pageSize }), big, `pageSize ${pageSize}`);
+    });
+
+    it('builds small pages of BAM reads on the main thread and the rest in the page workers, and pages across both alike', async () => {
+      // Which pages are quick to build: a page size up to the bound (absent and 0 are the default, 100),
+      // from BAM files only; a CRAM's slices are decoded in the workers.
+      const service = readService(registry, defaultPagingLimits, 0);
+      const bam = { readGroupIds: BRCA1_GROUPS.map((g) => groupId('brca1_HG00096', g)) };
+      const cram = { readGroupIds: BRCA1_GROUPS.map((g) => groupId('cram96', g)) };
+      assert.equal(defaultPagingLimits.defaultPageSize <= MAIN_THREAD_MAX_READS, true);
+      assert.equal(await service.quickPage(bam, MAIN_THREAD_MAX_READS), true);
+      assert.equal(await service.quickPage({ ...bam, pageSize: 0 }, MAIN_THREAD_MAX_READS), true);
+      assert.equal(await service.quickPage({ ...bam, pageSize: MAIN_THREAD_MAX_READS }, MAIN_THREAD_MAX_READS), true);
+      assert.equal(await service.quickPage({ ...bam, pageSize: MAIN_THREAD_MAX_READS + 1 }, MAIN_THREAD_MAX_READS), false);
+      assert.equal(await service.quickPage({ ...cram, pageSize: 10 }, MAIN_THREAD_MAX_READS), false);
+      assert.equal(await service.quickPage({ readGroupIds: [...bam.readGroupIds, cram.readGroupIds[0]], pageSize: 10 }, MAIN_THREAD_MAX_READS), false);
+      assert.equal(await service.quickPage({ readGroupIds: [groupId('missing', 'g')], pageSize: 10 }, MAIN_THREAD_MAX_READS), false);
+      // A client changing its page size from page to page, so that pages are built on one thread then
+      // the other, each resuming where the other stopped, reads every alignment once, in order.
+      const request = { ...bam, referenceId: brca1Ref };
+      const whole = await reads({ ...request, pageSize: 1000 });
+      const sizes = [MAIN_THREAD_MAX_READS, MAIN_THREAD_MAX_READS + 1, 7, 300, 1, 129];
+      const pagedAcross: any[] = [];
+      let token: string | undefined;
+      for (let i = 0; ; i++) {
+        const res = await server.post('/reads/search', { ...request, pageSize: sizes[i % sizes.length], pageToken: token });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.json.alignments.length <= sizes[i % sizes.length], true);
+        pagedAcross.push(...res.json.alignments);
+        token = res.json.nextPageToken;
+        if (!token) break;
+      }
+      assert.ok(whole.length > 3 * sizes.reduce((a, b) => a + b), `${whole.length} alignments: several rounds of page sizes`);
+      assert.deepEqual(pagedAcross, whole);
+      // The same in gzip, which the main thread compresses as it writes and the workers as they build.
+      const gzipped = await fetch(server.url + '/reads/search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' },
+        body: JSON.stringify({ ...request, pageSize: 50 }),
+      });
+      assert.equal(gzipped.headers.get('content-encoding'), 'gzip');
+      assert.deepEqual((await gzipped.json()).alignments, whole.slice(0, 50));
     });
 
     it('answers windows by overlap on [start, end), including reads that begin before the window', async () => {

@@ -5,6 +5,15 @@ import type { Area, CommandContext } from '../area.js';
 import type { ReadGroupSetOptions } from './loader.js';
 import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
 
+/**
+ * Pages of at most this many alignments from BAM files are built on the main thread, others in the
+ * page workers. A page of 100 short reads (~120 KB, the default page size) is ~0.1 ms of building,
+ * less than the two hand-overs between threads a page built in a worker costs (a message each way,
+ * each waking a thread): on the main thread such pages came ~20% faster, with less CPU in all; from
+ * 200 reads a page the worker's building beside the sending wins (docs/performance.md, pass 30).
+ */
+export const MAIN_THREAD_MAX_READS = 128;
+
 export const readsArea: Area = {
   name: 'reads',
   migrations: readMigrations,
@@ -13,7 +22,7 @@ export const readsArea: Area = {
     const [{ ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest }, { readService }] =
       await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = readService(registry, config.paging, config.registryCacheMs);
-    // Pages of alignments are built in the page workers unless told otherwise.
+    // Pages of alignments are built in the page workers unless told otherwise, or quick to build.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
     return [
       {
@@ -36,7 +45,10 @@ export const readsArea: Area = {
         method: 'POST',
         path: '/reads/search',
         request: SearchReadsRequest,
-        handle: async ({ body, form, coding }) => (workers ? workers.run('searchReads', body, form, coding) : streamReply(await service.searchReads(body))),
+        handle: async ({ body, form, coding }) =>
+          workers && !(await service.quickPage(body, MAIN_THREAD_MAX_READS))
+            ? workers.run('searchReads', body, form, coding)
+            : streamReply(await service.searchReads(body)),
       },
     ];
   },

@@ -11,7 +11,7 @@
 import { GAException, invalid, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { attributesOf } from '../../protocol/common.js';
-import { encodePageToken, isNonNegativeInteger, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
+import { encodePageToken, isNonNegativeInteger, isString, keysetCursor, resolvePageSize, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply.js';
 import type { NamingForm } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -359,6 +359,21 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       const index = context?.groupIndex.get(group);
       if (!context || index === undefined) throw notFound('read group', id);
       return context.record.readGroups[index];
+    },
+
+    /**
+     * Whether a page of this search is quick to build: at most `maxAlignments` alignments, all read from
+     * BAM files (a CRAM slice of 10,000 reads takes tens of milliseconds to decode). False when a read
+     * group is not registered, so that the search itself answers why.
+     */
+    async quickPage(request: SearchReadsQuery, maxAlignments: number): Promise<boolean> {
+      if (resolvePageSize(request.pageSize, limits) > maxAlignments) return false;
+      for (const id of request.readGroupIds) {
+        const [datasetName, , setName] = decodeId(id, IdKinds.readGroup);
+        const row = await rowOf(datasetName, setName);
+        if (!row || row.index_kind === 'crai') return false;
+      }
+      return true;
     },
 
     /**
