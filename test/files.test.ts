@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { describe, it } from 'node:test';
 import { BlockingLocalFile, openFile } from '../src/files.js';
-import { copyFixture, tempDir } from './helpers.js';
+import { copyFixture, inWorkerThread, source, tempDir } from './helpers.js';
 
 const dir = tempDir();
 const bam = copyFixture('compliance/brca1_HG00096.bam', dir);
@@ -69,16 +68,7 @@ describe('local files read with blocking calls', () => {
 describe('which handle a thread gets', () => {
   it('the main thread reads on the pool; a worker thread with blocking calls', async () => {
     assert.equal(openFile(bam).constructor.name, 'LocalFile');
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const files = new URL('../src/files.ts', import.meta.url).href;
-    const source = `import(${JSON.stringify(tsx)}).then((t) => t.register()).then(() => import(${JSON.stringify(files)}))
-      .then((m) => require('node:worker_threads').parentPort.postMessage(m.openFile(${JSON.stringify(bam)}).constructor.name));`;
-    const worker = new Worker(source, { eval: true });
-    const name = await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    await worker.terminate();
+    const name = await inWorkerThread(`post((await import(${source('files.ts')})).openFile(${JSON.stringify(bam)}).constructor.name);`);
     assert.equal(name, 'BlockingLocalFile');
   });
 });

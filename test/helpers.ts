@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
 import { startServer } from '../src/app.js';
 import { allMigrations } from '../src/areas/index.js';
@@ -229,6 +230,32 @@ export function startServeProcessWith(env: NodeJS.ProcessEnv, registry: string, 
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });
 }
+
+/**
+ * Runs `body`, the text of an async function body, in a new worker thread that loads the TypeScript
+ * sources through tsx as the server's worker threads do (`source(file)` names a module of src/ for a
+ * dynamic import there), and resolves with the first value it hands to `post`.
+ */
+export async function inWorkerThread<T>(body: string): Promise<T> {
+  const code = `(async () => {
+    const { parentPort } = await import('node:worker_threads');
+    (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();
+    const post = (value) => parentPort.postMessage(value);
+    ${body}
+  })();`;
+  const worker = new Worker(code, { eval: true });
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/** A module of src/, as a worker thread's dynamic import names it (for inWorkerThread). */
+export const source = (file: string) => JSON.stringify(new URL(`../src/${file}`, import.meta.url).href);
 
 /** SCHED_OTHER and SCHED_IDLE, as /proc gives a thread's scheduling policy. */
 export const SCHED_OTHER = 0;

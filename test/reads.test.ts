@@ -129,9 +129,8 @@ for (const backend of backends) {
       fs.mkdirSync(damagedDir);
       copyFixture('compliance/brca1_HG00096.bam', damagedDir);
       copyFixture('compliance/brca1_HG00096.bam.bai', damagedDir);
-      const made = await newRegistry(await backend.newLocation(dir));
-      registry = made.registry;
-      const location = made.location;
+      const { location, registry: made } = await newRegistry(await backend.newLocation(dir));
+      registry = made;
       await addDataset(registry, 'ds');
       await addDataset(registry, 'other');
       await addBiosampleFromFile(registry, 'ds', path.join(TESTDATA, 'compliance', 'biosample_HG00096.json'));

@@ -5,30 +5,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Worker } from 'node:worker_threads';
 import { BACKGROUND_NICENESS } from '../src/thread-priority.js';
-import { SCHED_IDLE, SCHED_OTHER, schedulingIn, schedulingOfThread } from './helpers.js';
+import { inWorkerThread, SCHED_IDLE, SCHED_OTHER, schedulingIn, schedulingOfThread, source } from './helpers.js';
 
 const linux = process.platform === 'linux';
 
 describe('runInBackground', { skip: linux ? false : 'reads /proc (Linux)' }, () => {
   it('lowers the calling thread only: the idle policy, or the background nice value', async () => {
-    const api = import.meta.resolve('tsx/esm/api');
-    const entry = new URL('../src/thread-priority.ts', import.meta.url).href;
-    const code = `
-      const { parentPort } = await import('node:worker_threads');
-      const fs = await import('node:fs');
-      (await import(${JSON.stringify(api)})).register();
-      const { runInBackground } = await import(${JSON.stringify(entry)});
-      const done = runInBackground();
-      parentPort.postMessage({ done, stat: fs.readFileSync('/proc/thread-self/stat', 'utf8'), task: fs.readlinkSync('/proc/thread-self') });`;
     const mainBefore = schedulingOfThread(process.pid);
-    const worker = new Worker(code, { eval: true });
-    const reply = await new Promise<{ done: string; stat: string; task: string }>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    await worker.terminate();
+    const reply = await inWorkerThread<{ done: string; stat: string; task: string }>(`
+      const fs = await import('node:fs');
+      const { runInBackground } = await import(${source('thread-priority.ts')});
+      const done = runInBackground();
+      post({ done, stat: fs.readFileSync('/proc/thread-self/stat', 'utf8'), task: fs.readlinkSync('/proc/thread-self') });`);
     const background = schedulingIn(reply.stat);
     if (reply.done === 'idle policy') assert.equal(background.policy, SCHED_IDLE, reply.stat);
     else {
