@@ -20,7 +20,7 @@
  *   doubleValue (the shortest text that reads back as the same 32-bit float), A, Z and H as
  *   stringValue, B arrays as one value per element.
  */
-import { createRequire } from 'node:module';
+import { nativeModule } from '../../native.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, AttributeValueList, Attributes } from '../../protocol/common.js';
 import { int32At } from '../variants/bgzf.js';
@@ -147,21 +147,8 @@ export const RUN = {
 /** The interface of native/alignment-json.c this file was written against (its INTERFACE_VERSION). */
 const NATIVE_INTERFACE_VERSION = 1;
 
-/**
- * The native writer, unless it was not built (no C compiler at install), was built from an older
- * checkout and not rebuilt (`npm ci` rebuilds it), or GA4GH_NATIVE_WRITER=0 asks for this file's
- * writer alone; either way the answers are the same bytes.
- */
-function loadNative(): NativeAlignmentJson | undefined {
-  if (process.env.GA4GH_NATIVE_WRITER === '0') return undefined;
-  try {
-    const native = createRequire(import.meta.url)('../../../build/Release/alignment_json.node') as NativeAlignmentJson;
-    return native.interfaceVersion === NATIVE_INTERFACE_VERSION ? native : undefined;
-  } catch {
-    return undefined;
-  }
-}
-export const nativeAlignmentJson = loadNative();
+/** The native writer (GA4GH_NATIVE_WRITER=0: this file's writer alone); either way the answers are the same bytes. */
+export const nativeAlignmentJson = nativeModule<NativeAlignmentJson>('alignment_json', NATIVE_INTERFACE_VERSION, 'GA4GH_NATIVE_WRITER');
 
 /** The runs of keys and values between the numbers of a record that only its flag decides. */
 interface FlagTexts {

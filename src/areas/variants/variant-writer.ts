@@ -20,6 +20,7 @@ import { hashText } from '../../protocol/hash.js';
 import { encodeId } from '../../protocol/ids.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, Attributes, AttributeValueList } from '../../protocol/common.js';
+import { scanColumns } from './call-scan.js';
 import { Call, Variant } from './messages.js';
 import type { FieldTypes, ValueType } from './vcf-header.js';
 
@@ -409,6 +410,8 @@ export class VariantWriter {
   /** The samples patchedCalls patches in the line it writes, and their patches (reused from line to line). */
   private readonly patchedSamples: Int32Array;
   private readonly patchOfSample: Int32Array[] = [];
+  /** Where patchedCalls' scan puts the columns it finds: [sample, start] pairs. */
+  private readonly foundColumns: Int32Array;
 
   /**
    * `runAfter`: how many calls of one short column text are written one by one before the run of that
@@ -425,6 +428,7 @@ export class VariantWriter {
   ) {
     this.runAfter = options.runAfter ?? callSets.names.length;
     this.patchedSamples = new Int32Array(callSets.names.length);
+    this.foundColumns = new Int32Array(2 * callSets.names.length);
     this.variantSetIdText = JSON.stringify(variantSetId);
     this.callPrefix = { camel: [], snake: [] };
     for (const form of FORMS) {
@@ -707,38 +711,24 @@ export class VariantWriter {
     }
     const { byText: patches, diploid } = linePatches;
     const baseLength = baseKey % 8;
-    // The line's 3-byte text and the tab after it, as one 32-bit number: one load and one comparison
-    // per sample in the common case instead of four of each (-1 when the text is not 3 bytes long; the
-    // last column, with no tab after it, takes the path of any other text and matches the line's key).
-    const column = baseLength === 3 ? (bytes[baseStart] | (bytes[baseStart + 1] << 8) | (bytes[baseStart + 2] << 16) | (TAB << 24)) >>> 0 : -1;
+    // The columns that are not the line's text, found in C where the module is built (call-scan.ts).
+    const found = this.foundColumns;
+    const count = scanColumns(bytes, baseStart, baseLength, lineEnd, samples, found);
+    if (count < 0) return false; // fewer columns than samples, or a text longer than 4 bytes
     // One view per line (not kept: it would hold the inflated text after the page is done).
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     const { patchedSamples, patchOfSample } = this;
     let patched = 0;
-    let end = baseStart + baseLength;
-    for (let sample = 1; sample < samples; sample++) {
-      const start = end + 1;
-      if (start > lineEnd) return false; // fewer columns than samples
-      let slot = -1;
-      if (start + 4 <= lineEnd) {
-        const word = view.getUint32(start, true);
-        // The common case: the line's 3-byte text again.
-        if (word === column) {
-          end = start + 3;
-          continue;
-        }
-        slot = diploidSlot(word);
-      }
+    for (let i = 0; i < count; i++) {
+      const sample = found[2 * i];
+      const start = found[2 * i + 1];
+      const slot = start + 4 <= lineEnd ? diploidSlot(view.getUint32(start, true)) : -1;
       let patch = slot >= 0 ? diploid[slot] : undefined;
-      if (patch !== undefined) end = start + 3;
-      else {
+      if (patch === undefined) {
         const key = shortTextKey(bytes, start, lineEnd);
-        if (key < 0) return false; // a text longer than 4 bytes
-        end = start + (key % 8);
-        if (key === baseKey) continue;
         patch = patches.get(key);
         if (patch === undefined) {
-          patch = this.patchOf(plan, form, k, baseKey, key, bytes, baseStart, start, end);
+          patch = this.patchOf(plan, form, k, baseKey, key, bytes, baseStart, start, start + (key % 8));
           if (patches.size < USES_LIMIT) patches.set(key, patch);
         }
         if (slot >= 0) diploid[slot] = patch;
