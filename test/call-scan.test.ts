@@ -1,92 +1,158 @@
 /**
- * The sample scan of the variant writer's patched lines (src/areas/variants/call-scan.ts): the C scan
- * and its TypeScript twin, on lines made here from a few short texts (the common genotypes, texts of 0
- * to 6 bytes, the first sample's text at the end without a tab after it), against the columns found by
- * splitting each line on its tabs.
+ * The patched lines of the variant writer (src/areas/variants/call-scan.ts), in C and in its TypeScript
+ * twin: the scan on lines made here from a few short texts (the common genotypes, texts of 0 to 6
+ * bytes, the first sample's text at the end without a tab after it) against the columns found by
+ * splitting each line on its tabs, with patch tables that know some of the diploid texts; and the
+ * patching of calls against bytes set one by one here.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nativeScan, scanColumns, scanInScript } from '../src/areas/variants/call-scan.js';
+import { applyPatches, findInScript, findPatches, nativeScan, PatchTable, UNPATCHABLE } from '../src/areas/variants/call-scan.js';
 import { seededRandom } from './sam-text.js';
 
 const TEXTS = ['0|0', '0|1', '1|0', '1|1', '0/0', './.', '0', '1', '', '0|0|', '10|1', '0|0:1', '12|13', '0|00'];
+const SHORT = TEXTS.filter((t) => t.length <= 4);
+const PREFIX = 'chr1\t100\t.\tA\tG\t.\tPASS\t.\tGT\t';
 
-/** A line of `columns` sample columns between a prefix and a suffix of other bytes, and where its columns are. */
-function lineOf(columns: string[]): { bytes: Buffer; baseStart: number; lineEnd: number } {
-  const prefix = 'chr1\t100\t.\tA\tG\t.\tPASS\t.\tGT\t';
-  const bytes = Buffer.from(prefix + columns.join('\t') + '\nnext line', 'latin1');
-  return { bytes, baseStart: prefix.length, lineEnd: prefix.length + columns.join('\t').length };
+/** The diploid genotypes of one-digit alleles, as the table's slots number them. */
+function slotOf(text: string): number {
+  const m = /^([0-9])([|/])([0-9])$/.exec(text);
+  return m ? (Number(m[1]) * 10 + Number(m[3])) * 2 + (m[2] === '|' ? 1 : 0) : -1;
 }
 
-/** What the scan should find, read off the columns themselves. */
-function expected(columns: string[], samples: number): Array<[number, number]> | number {
-  if (columns.length < samples) {
-    // The scan stops at the first column longer than 4 bytes, if one comes before the missing ones.
-    const long = columns.slice(1).findIndex((c) => c.length > 4);
-    return long >= 0 ? -2 : -1;
-  }
+/** A table whose slots know some texts' patches (at made-up pool places) and find others unpatchable. */
+function tableKnowing(known: Record<string, number>): PatchTable {
+  const table = new PatchTable();
+  for (const [text, patch] of Object.entries(known)) table.slots[slotOf(text)] = patch;
+  return table;
+}
+
+type Answer = { found: Array<[number, number]>; waiting: number } | number;
+
+/** What the scan should answer, read off the columns themselves. */
+function expected(columns: string[], samples: number, known: Record<string, number>): Answer {
   const found: Array<[number, number]> = [];
-  let start = 'chr1\t100\t.\tA\tG\t.\tPASS\t.\tGT\t'.length + columns[0].length + 1;
+  let start = PREFIX.length + columns[0].length + 1;
   for (let sample = 1; sample < samples; sample++) {
-    if (columns[sample].length > 4) return -2;
-    if (columns[sample] !== columns[0]) found.push([sample, start]);
-    start += columns[sample].length + 1;
+    if (sample >= columns.length) return -1;
+    const text = columns[sample];
+    if (text.length > 4) return -2;
+    // A diploid text is read as one when a tab follows it (the last column's has none).
+    const diploid = slotOf(text) >= 0 && sample < columns.length - 1;
+    if (text !== columns[0]) {
+      const patch = diploid ? known[text] : undefined;
+      if (patch === UNPATCHABLE) return -3;
+      found.push([sample, patch ?? -1 - start]);
+    }
+    start += text.length + 1;
   }
-  return found;
+  return { found, waiting: found.filter(([, p]) => p < 0).length };
 }
 
-function run(scan: typeof scanColumns, columns: string[], samples: number): Array<[number, number]> | number {
-  const { bytes, baseStart, lineEnd } = lineOf(columns);
-  const out = new Int32Array(2 * samples);
-  const count = scan(bytes, baseStart, columns[0].length, lineEnd, samples, out);
+type Find = (bytes: Uint8Array, baseStart: number, baseLength: number, lineEnd: number, samples: number, table: PatchTable, found: Int32Array) => number;
+
+function run(find: Find, columns: string[], samples: number, table: PatchTable): Answer {
+  const bytes = Buffer.from(PREFIX + columns.join('\t') + '\n0|1\t1|1', 'latin1');
+  const out = new Int32Array(2 * samples + 1).fill(-99);
+  const count = find(bytes, PREFIX.length, columns[0].length, PREFIX.length + columns.join('\t').length, samples, table, out);
   if (count < 0) return count;
-  return Array.from({ length: count }, (_, i) => [out[2 * i], out[2 * i + 1]] as [number, number]);
+  return { found: Array.from({ length: count }, (_, i) => [out[2 * i], out[2 * i + 1]] as [number, number]), waiting: out[out.length - 1] };
 }
 
-describe('the sample scan of patched lines', () => {
-  const scans: Array<[string, typeof scanColumns]> = [['in TypeScript', scanInScript]];
-  if (nativeScan) scans.push(['in C', scanColumns]);
+const inScript: Find = (bytes, baseStart, baseLength, lineEnd, samples, table, found) => findInScript(bytes, baseStart, baseLength, lineEnd, samples, table.slots, found);
 
-  for (const [name, scan] of scans) {
-    it(`finds every column that is not the first sample's text, ${name}`, () => {
+function randomLine(random: () => number): { columns: string[]; samples: number; known: Record<string, number> } {
+  const base = SHORT[Math.floor(random() * SHORT.length)];
+  const count = 1 + Math.floor(random() * 40);
+  const columns = [base];
+  for (let s = 1; s < count; s++) {
+    // Mostly the first sample's text, as in a cohort; now and then a text longer than 4 bytes.
+    const r = random();
+    columns.push(r < 0.6 ? base : r < 0.98 ? SHORT[Math.floor(random() * SHORT.length)] : TEXTS[Math.floor(random() * TEXTS.length)]);
+  }
+  const known: Record<string, number> = {};
+  for (const text of ['0|1', '1|0', '1|1', '0/0']) {
+    const r = random();
+    if (r < 0.4) known[text] = Math.floor(random() * 1000);
+    else if (r < 0.45) known[text] = UNPATCHABLE;
+  }
+  return { columns, samples: random() < 0.1 ? count + 1 : count, known };
+}
+
+describe('the patched lines of a cohort', () => {
+  const finds: Array<[string, Find]> = [['in TypeScript', inScript]];
+  if (nativeScan) finds.push(['in C', findPatches]);
+
+  for (const [name, find] of finds) {
+    it(`finds every column that is not the first sample's text, with the patches the table knows, ${name}`, () => {
       const random = seededRandom(31);
-      for (let line = 0; line < 3000; line++) {
-        const short = TEXTS.filter((t) => t.length <= 4);
-        const base = short[Math.floor(random() * 9)];
-        const samples = 1 + Math.floor(random() * 40);
-        const columns = [base];
-        for (let s = 1; s < samples; s++) {
-          // Mostly the first sample's text, as in a cohort; sometimes a text longer than 4 bytes.
-          const r = random();
-          columns.push(r < 0.6 ? base : r < 0.98 ? short[Math.floor(random() * short.length)] : TEXTS[Math.floor(random() * TEXTS.length)]);
-        }
-        const asked = random() < 0.1 ? samples + 1 : samples; // sometimes a column short
-        assert.deepEqual(run(scan, columns, asked), expected(columns, asked), `line ${line}: ${JSON.stringify(columns)} for ${asked} samples`);
+      for (let line = 0; line < 4000; line++) {
+        const { columns, samples, known } = randomLine(random);
+        assert.deepEqual(run(find, columns, samples, tableKnowing(known)), expected(columns, samples, known), `line ${line}: ${JSON.stringify(columns)} for ${samples} samples, knowing ${JSON.stringify(known)}`);
       }
     });
 
     it(`reads the last column up to the line's end, not the bytes after it, ${name}`, () => {
-      // The last column has no tab after it: "0|0" followed by the next line's bytes is still "0|0".
-      assert.deepEqual(run(scan, ['0|0', '0|1', '0|0'], 3), [[1, 'chr1\t100\t.\tA\tG\t.\tPASS\t.\tGT\t0|0\t'.length]]);
-      assert.deepEqual(run(scan, ['1', '1', '1'], 3), []);
-      assert.deepEqual(run(scan, ['0|0', '0|0', '0|0|1'], 3), -2);
-      assert.deepEqual(run(scan, ['0|0', '0|0'], 3), -1);
+      const none = new PatchTable();
+      const secondAt = PREFIX.length + '0|0\t'.length;
+      assert.deepEqual(run(find, ['0|0', '0|1', '0|0'], 3, none), { found: [[1, -1 - secondAt]], waiting: 1 });
+      assert.deepEqual(run(find, ['1', '1', '1'], 3, none), { found: [], waiting: 0 });
+      assert.deepEqual(run(find, ['0|0', '0|0', '0|0|1'], 3, none), -2);
+      assert.deepEqual(run(find, ['0|0', '0|0'], 3, none), -1);
+      assert.deepEqual(run(find, ['0|0', '0|1', '1|1'], 3, tableKnowing({ '0|1': UNPATCHABLE })), -3);
     });
   }
 
   it('gives the same answers in C as in TypeScript', { skip: nativeScan ? false : 'the native scan is not built (npm ci builds it) or GA4GH_NATIVE_SCAN=0' }, () => {
     const random = seededRandom(7);
-    for (let line = 0; line < 2000; line++) {
-      const samples = 1 + Math.floor(random() * 30);
-      const columns = Array.from({ length: samples }, () => TEXTS[Math.floor(random() * TEXTS.length)]);
-      columns[0] = TEXTS[Math.floor(random() * 9)];
-      assert.deepEqual(run(scanColumns, columns, samples), run(scanInScript, columns, samples));
+    for (let line = 0; line < 3000; line++) {
+      const { columns, samples, known } = randomLine(random);
+      const table = tableKnowing(known);
+      assert.deepEqual(run(findPatches, columns, samples, table), run(inScript, columns, samples, table));
     }
   });
 
-  it('refuses positions outside the bytes instead of reading past them (C)', { skip: nativeScan ? false : 'the native scan is not built' }, () => {
-    const { bytes, baseStart } = lineOf(['0|0', '0|1']);
-    assert.throws(() => scanColumns(bytes, baseStart, 3, bytes.length + 1, 2, new Int32Array(4)), /out of range/);
-    assert.throws(() => scanColumns(bytes, baseStart, 3, bytes.length, 2, new Int32Array(2)), /out of range/);
+  it('patches the bytes each patch names, at its distance from the end of its call', () => {
+    const random = seededRandom(11);
+    for (let round = 0; round < 200; round++) {
+      const calls = 1 + Math.floor(random() * 50);
+      const offsets = new Int32Array(calls + 1);
+      for (let i = 1; i <= calls; i++) offsets[i] = offsets[i - 1] + 10 + Math.floor(random() * 20);
+      const table = new PatchTable();
+      const patches = Array.from({ length: 4 }, () => Int32Array.from(Array.from({ length: 2 * (1 + Math.floor(random() * 3)) }, (_, j) => (j % 2 ? 65 + Math.floor(random() * 26) : 1 + Math.floor(random() * 9)))));
+      const places = patches.map((p) => table.add(p));
+      const at = Math.floor(random() * 100);
+      const chosen: number[] = [];
+      const found = new Int32Array(2 * calls + 1);
+      let count = 0;
+      for (let sample = 1; sample < calls; sample++) {
+        if (random() < 0.3) continue;
+        const which = Math.floor(random() * patches.length);
+        chosen[sample] = which;
+        found[2 * count] = sample;
+        found[2 * count + 1] = places[which];
+        count++;
+      }
+      const buffer = new Uint8Array(at + offsets[calls] + 10).fill(46);
+      const want = buffer.slice();
+      for (let sample = 1; sample < calls; sample++) {
+        if (chosen[sample] === undefined) continue;
+        // The call of `sample` ends just before at + offsets[sample + 1] - 1 (the copy has no first comma).
+        const pairs = patches[chosen[sample]];
+        for (let j = 0; j < pairs.length; j += 2) want[at + offsets[sample + 1] - 1 - pairs[j]] = pairs[j + 1];
+      }
+      applyPatches(buffer, at, offsets, found, count, table.pool);
+      assert.deepEqual(buffer, want, `round ${round}`);
+    }
+  });
+
+  it('refuses positions outside the bytes instead of reading or writing past them (C)', { skip: nativeScan ? false : 'the native scan is not built' }, () => {
+    const bytes = Buffer.from(PREFIX + '0|0\t0|1', 'latin1');
+    const table = new PatchTable();
+    assert.throws(() => findPatches(bytes, PREFIX.length, 3, bytes.length + 1, 2, table, new Int32Array(5)), /out of range/);
+    assert.throws(() => findPatches(bytes, PREFIX.length, 3, bytes.length, 2, table, new Int32Array(4)), /out of range/);
+    const place = table.add(Int32Array.of(50, 65));
+    assert.throws(() => applyPatches(new Uint8Array(8), 0, Int32Array.of(0, 10, 20), Int32Array.of(1, place, 0), 1, table.pool), /outside the buffer/);
+    assert.throws(() => applyPatches(new Uint8Array(40), 0, Int32Array.of(0, 10, 20), Int32Array.of(5, place, 0), 1, table.pool), /out of range/);
   });
 });

@@ -20,7 +20,7 @@ import { hashText } from '../../protocol/hash.js';
 import { encodeId } from '../../protocol/ids.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, Attributes, AttributeValueList } from '../../protocol/common.js';
-import { scanColumns } from './call-scan.js';
+import { applyPatches, diploidSlot, findPatches, PatchTable, UNPATCHABLE } from './call-scan.js';
 import { Call, Variant } from './messages.js';
 import type { FieldTypes, ValueType } from './vcf-header.js';
 
@@ -340,35 +340,7 @@ interface FormatPlan {
   /** How often each packed text was written call by call, to build a run only for texts that repeat. */
   uses: Record<NamingForm, Map<number, number>>;
   /** Per line text (packed key): how the calls of each other text differ from the line text's (patchOf). */
-  patches: Record<NamingForm, Map<number, LinePatches>>;
-}
-
-/** The patches of the other texts against one line text. */
-interface LinePatches {
-  /** By the other text's packed key. */
-  byText: Map<number, Int32Array | null>;
-  /**
-   * The same for the diploid genotypes of one-digit alleles ("0|1", "1/0"), by diploidSlot: most texts
-   * that differ from the line's are these, and an array read costs less than a packed key (not a
-   * small integer in V8) and a Map lookup (performance pass 26).
-   */
-  diploid: Array<Int32Array | null | undefined>;
-}
-
-/** Slots of diploidSlot: two alleles of 0-9, phased or not. */
-const DIPLOID_SLOTS = 200;
-
-/**
- * The slot of a column text of 3 bytes and the tab after it, read as one little-endian 32-bit `word`,
- * when the text is a diploid genotype of one-digit alleles; else -1.
- */
-function diploidSlot(word: number): number {
-  if (word >>> 24 !== TAB) return -1;
-  const first = (word & 255) - 48;
-  const separator = (word >>> 8) & 255;
-  const second = ((word >>> 16) & 255) - 48;
-  if (first < 0 || first > 9 || second < 0 || second > 9 || (separator !== 124 && separator !== 47)) return -1;
-  return (first * 10 + second) * 2 + (separator === 124 ? 1 : 0);
+  patches: Record<NamingForm, Map<number, PatchTable>>;
 }
 
 const BODY_CACHE_LIMIT = 4096;
@@ -407,10 +379,7 @@ export class VariantWriter {
   private readonly variantSetIdText: string;
   /** Calls written one by one with a short text before its run is built. */
   private readonly runAfter: number;
-  /** The samples patchedCalls patches in the line it writes, and their patches (reused from line to line). */
-  private readonly patchedSamples: Int32Array;
-  private readonly patchOfSample: Int32Array[] = [];
-  /** Where patchedCalls' scan puts the columns it finds: [sample, start] pairs. */
+  /** Where patchedCalls' scan puts the columns it finds, [sample, patch] pairs, and then how many wait for a patch. */
   private readonly foundColumns: Int32Array;
 
   /**
@@ -427,8 +396,7 @@ export class VariantWriter {
     options: { runAfter?: number } = {},
   ) {
     this.runAfter = options.runAfter ?? callSets.names.length;
-    this.patchedSamples = new Int32Array(callSets.names.length);
-    this.foundColumns = new Int32Array(2 * callSets.names.length);
+    this.foundColumns = new Int32Array(2 * callSets.names.length + 1);
     this.variantSetIdText = JSON.stringify(variantSetId);
     this.callPrefix = { camel: [], snake: [] };
     for (const form of FORMS) {
@@ -703,58 +671,57 @@ export class VariantWriter {
     // At most a chunk, so that the copy lies in at most two buffers (see overwrite).
     if (samples === 0 || base === undefined || base.offsets[samples] > out.chunkSize) return false;
     const byBase = plan.patches[form];
-    let linePatches = byBase.get(baseKey);
-    if (linePatches === undefined) {
-      if (byBase.size >= USES_LIMIT) byBase.clear(); // short texts of another field (e.g. GT:DP "0:12") can be many
-      linePatches = { byText: new Map(), diploid: new Array<Int32Array | null | undefined>(DIPLOID_SLOTS).fill(undefined) };
-      byBase.set(baseKey, linePatches);
+    let table = byBase.get(baseKey);
+    // A new table when a line text is new, or when its table holds the patches of too many other texts
+    // (short texts of another field, e.g. GT:DP "0:12", can be many); never in the middle of a line.
+    if (table === undefined || table.byText.size >= USES_LIMIT) {
+      if (byBase.size >= USES_LIMIT) byBase.clear();
+      table = new PatchTable();
+      byBase.set(baseKey, table);
     }
-    const { byText: patches, diploid } = linePatches;
     const baseLength = baseKey % 8;
-    // The columns that are not the line's text, found in C where the module is built (call-scan.ts).
+    // The columns that are not the line's text, with their patches where the table has them (in C
+    // where the module is built, call-scan.ts).
     const found = this.foundColumns;
-    const count = scanColumns(bytes, baseStart, baseLength, lineEnd, samples, found);
-    if (count < 0) return false; // fewer columns than samples, or a text longer than 4 bytes
-    // One view per line (not kept: it would hold the inflated text after the page is done).
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-    const { patchedSamples, patchOfSample } = this;
-    let patched = 0;
-    for (let i = 0; i < count; i++) {
-      const sample = found[2 * i];
-      const start = found[2 * i + 1];
-      const slot = start + 4 <= lineEnd ? diploidSlot(view.getUint32(start, true)) : -1;
-      let patch = slot >= 0 ? diploid[slot] : undefined;
-      if (patch === undefined) {
-        const key = shortTextKey(bytes, start, lineEnd);
-        patch = patches.get(key);
-        if (patch === undefined) {
-          patch = this.patchOf(plan, form, k, baseKey, key, bytes, baseStart, start, start + (key % 8));
-          if (patches.size < USES_LIMIT) patches.set(key, patch);
-        }
-        if (slot >= 0) diploid[slot] = patch;
-      }
-      if (patch === null) return false;
-      patchedSamples[patched] = sample;
-      patchOfSample[patched++] = patch;
-    }
+    const count = findPatches(bytes, baseStart, baseLength, lineEnd, samples, table, found);
+    if (count < 0) return false; // fewer columns than samples, a text longer than 4 bytes, or one that cannot be patched
+    if (found[found.length - 1] > 0 && !this.workOutPatches(plan, form, k, baseKey, bytes, baseStart, lineEnd, table, found, count)) return false;
     const lineStart = out.total;
     out.bytes(base.bytes, base.offsets[0] + 1, base.offsets[samples]); // the first call without its comma
     // Where the call ends (in the reply, or in the buffer being written when the whole line lies there,
     // as it mostly does); a patch gives its bytes by their distance from the end.
     const shift = out.total - out.writeAt;
     if (lineStart >= shift) {
-      const buffer = out.current;
-      for (let i = 0; i < patched; i++) {
-        const callEnd = lineStart - shift + base.offsets[patchedSamples[i] + 1] - 1;
-        const patch = patchOfSample[i];
-        for (let j = 0; j < patch.length; j += 2) buffer[callEnd - patch[j]] = patch[j + 1];
-      }
+      applyPatches(out.current, lineStart - shift, base.offsets, found, count, table.pool);
       return true;
     }
-    for (let i = 0; i < patched; i++) {
-      const callEnd = lineStart + base.offsets[patchedSamples[i] + 1] - 1;
-      const patch = patchOfSample[i];
-      for (let j = 0; j < patch.length; j += 2) out.overwrite(callEnd - patch[j], patch[j + 1]);
+    const pool = table.pool;
+    for (let i = 0; i < count; i++) {
+      const callEnd = lineStart + base.offsets[found[2 * i] + 1] - 1;
+      const patch = found[2 * i + 1];
+      for (let j = 0; j < pool[patch]; j++) out.overwrite(callEnd - pool[patch + 1 + 2 * j], pool[patch + 2 + 2 * j]);
+    }
+    return true;
+  }
+
+  /**
+   * Works out the patches the table did not have for the columns of `found` (their entry is -1 - the
+   * column's start), keeps them in the table and puts them in `found`; false when one cannot be patched.
+   */
+  private workOutPatches(plan: FormatPlan, form: NamingForm, k: Keys, baseKey: number, bytes: Buffer, baseStart: number, lineEnd: number, table: PatchTable, found: Int32Array, count: number): boolean {
+    for (let i = 0; i < count; i++) {
+      if (found[2 * i + 1] >= 0) continue;
+      const start = -1 - found[2 * i + 1];
+      const key = shortTextKey(bytes, start, lineEnd);
+      let patch = table.byText.get(key);
+      if (patch === undefined) {
+        patch = table.add(this.patchOf(plan, form, k, baseKey, key, bytes, baseStart, start, start + (key % 8)));
+        table.byText.set(key, patch);
+      }
+      const slot = start + 4 <= lineEnd ? diploidSlot(bytes.readUInt32LE(start)) : -1;
+      if (slot >= 0) table.slots[slot] = patch;
+      if (patch === UNPATCHABLE) return false;
+      found[2 * i + 1] = patch;
     }
     return true;
   }
