@@ -84,11 +84,12 @@ export class PatchTable {
  */
 export function findPatches(bytes: Uint8Array, baseStart: number, baseLength: number, lineEnd: number, samples: number, table: PatchTable, found: Int32Array): number {
   if (native) return native.find(bytes, baseStart, baseLength, lineEnd, samples, table.slots, found);
-  return findInScript(bytes, baseStart, baseLength, lineEnd, samples, table.slots, found);
+  return findInScript(bytes, baseStart, baseLength, lineEnd, samples, table, found);
 }
 
 /** findPatches without the native module (exported for its tests). */
-export function findInScript(bytes: Uint8Array, baseStart: number, baseLength: number, lineEnd: number, samples: number, slots: Int32Array, found: Int32Array): number {
+export function findInScript(bytes: Uint8Array, baseStart: number, baseLength: number, lineEnd: number, samples: number, table: PatchTable, found: Int32Array): number {
+  const slots = table.slots;
   // A 3-byte text and the tab after it, as one number: one load and one comparison per column in the
   // common case (a genotype like "0|0"), instead of four of each.
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -145,9 +146,14 @@ function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boo
  */
 export function applyPatches(buffer: Uint8Array, at: number, offsets: Int32Array, found: Int32Array, count: number, pool: Int32Array): void {
   if (native) return native.apply(buffer, at, offsets, found, count, pool);
+  applyPatchesBy((position, byte) => (buffer[position] = byte), at, offsets, found, count, pool);
+}
+
+/** The same, each patched byte given to `put` (a run copied across two buffers, or no native module). */
+export function applyPatchesBy(put: (position: number, byte: number) => void, at: number, offsets: Int32Array, found: Int32Array, count: number, pool: Int32Array): void {
   for (let i = 0; i < count; i++) {
     const callEnd = at + offsets[found[2 * i] + 1] - 1;
     const patch = found[2 * i + 1];
-    for (let j = 0, pairs = pool[patch]; j < pairs; j++) buffer[callEnd - pool[patch + 1 + 2 * j]] = pool[patch + 2 + 2 * j];
+    for (let j = 0, pairs = pool[patch]; j < pairs; j++) put(callEnd - pool[patch + 1 + 2 * j], pool[patch + 2 + 2 * j]);
   }
 }

@@ -20,7 +20,7 @@ import { hashText } from '../../protocol/hash.js';
 import { encodeId } from '../../protocol/ids.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, Attributes, AttributeValueList } from '../../protocol/common.js';
-import { applyPatches, diploidSlot, findPatches, PatchTable, UNPATCHABLE } from './call-scan.js';
+import { applyPatches, applyPatchesBy, diploidSlot, findPatches, PatchTable, UNPATCHABLE } from './call-scan.js';
 import { Call, Variant } from './messages.js';
 import type { FieldTypes, ValueType } from './vcf-header.js';
 
@@ -695,12 +695,7 @@ export class VariantWriter {
       applyPatches(out.current, lineStart - shift, base.offsets, found, count, table.pool);
       return true;
     }
-    const pool = table.pool;
-    for (let i = 0; i < count; i++) {
-      const callEnd = lineStart + base.offsets[found[2 * i] + 1] - 1;
-      const patch = found[2 * i + 1];
-      for (let j = 0; j < pool[patch]; j++) out.overwrite(callEnd - pool[patch + 1 + 2 * j], pool[patch + 2 + 2 * j]);
-    }
+    applyPatchesBy((position, byte) => out.overwrite(position, byte), lineStart, base.offsets, found, count, table.pool);
     return true;
   }
 
