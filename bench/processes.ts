@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { floorArgument, type FloorSpec } from './floor.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -111,9 +112,13 @@ export function startBareServer(logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);
 }
 
-/** The reads part's replay baseline: bench/reads-replay-server.ts in its own process, serving recorded pages. */
-export function startReadsReplayServer(bodies: string, index: string, logFile: string): Promise<RunningServer> {
-  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'reads-replay-server.ts'), bodies, index], /listening at (http:\/\/\S+)/, logFile);
+/**
+ * The reads part's replay baseline: bench/reads-replay-server.ts in its own process, serving recorded
+ * pages; with `floor`, each made first with the least work of a server reading the file (floor.ts).
+ */
+export function startReadsReplayServer(bodies: string, index: string, logFile: string, floor?: FloorSpec): Promise<RunningServer> {
+  const args = [path.join(ROOT, 'bench', 'reads-replay-server.ts'), bodies, index, ...(floor ? [floorArgument(floor)] : [])];
+  return startProcess(['--import', 'tsx', ...args], /listening at (http:\/\/\S+)/, logFile);
 }
 
 /** F2's floor for HTTP: bench/page-replay-server.ts in its own process, answering each request with its recorded page. */
@@ -123,10 +128,11 @@ export function startPageReplayServer(pages: string, logFile: string): Promise<R
 
 /**
  * P1's limit: bench/replay-server.ts replaying the pages recorded in `pagesDir`, in its own process;
- * with `getBodyFile`, it answers every GET with that file's bytes (P6).
+ * with `getBodyFile`, it answers every GET with that file's bytes (P6); with `floor`, each
+ * uncompressed page is made first with the least work of a server reading the file (floor.ts).
  */
-export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'compressing', logFile: string, getBodyFile?: string): Promise<RunningServer> {
-  const args = [path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir, mode, ...(getBodyFile ? [getBodyFile] : [])];
+export function startReplayServer(pagesDir: string, mode: 'precompressed' | 'compressing', logFile: string, getBodyFile?: string, floor?: FloorSpec): Promise<RunningServer> {
+  const args = [path.join(ROOT, 'bench', 'replay-server.ts'), pagesDir, mode, ...(getBodyFile ? [getBodyFile] : []), ...(floor ? [floorArgument(floor)] : [])];
   return startProcess(['--import', 'tsx', ...args], /listening at (http:\/\/\S+)/, logFile);
 }
 

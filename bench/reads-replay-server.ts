@@ -2,34 +2,53 @@
  * The reads part's second baseline: a bare node:http server that answers each reads search with the
  * bytes the ga4gh server sent for the same request (recorded by the bench), found by the request's
  * pageToken, in 1 MB writes as the server writes them. What is left is what HTTP and the client cost.
- * Usage: replay-server.ts BODIES INDEX (INDEX: JSON of pageToken → [offset, length] in BODIES).
+ * With `--floor=JSON`, each page is first made by the floor's thread (floor.ts), two pages ahead.
+ * Usage: reads-replay-server.ts BODIES INDEX [--floor=JSON] (INDEX: JSON of pageToken → [offset,
+ * length] in BODIES, in the order of the pass).
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import { floorOf, PageFloor } from './floor.js';
 import { serveOnLoopback } from './loopback.js';
 
 const [bodiesFile, indexFile] = process.argv.slice(2);
 const bodies = fs.readFileSync(bodiesFile);
 const index = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as Record<string, [number, number]>;
 const CHUNK = 1 << 20;
+const spec = floorOf(process.argv);
+const tokens = Object.keys(index);
+const pageNumber = new Map(tokens.map((token, k) => [token, k]));
+const bodyOf = (k: number) => bodies.subarray(index[tokens[k]][0], index[tokens[k]][0] + index[tokens[k]][1]);
+const floor = spec ? new PageFloor(spec, bodies) : undefined;
+/** The floor's pages made ahead of their request. */
+const AHEAD = 2;
+
+async function pageFor(token: string): Promise<Buffer | undefined> {
+  const k = pageNumber.get(token);
+  if (k === undefined) return undefined;
+  if (!floor) return bodyOf(k);
+  const page = await floor.take(k, k, bodyOf(k));
+  for (let next = k + 1; next <= k + AHEAD && next < tokens.length; next++) floor.ask(next, next, bodyOf(next));
+  return page;
+}
 
 const server = http.createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
-  req.on('end', () => {
+  req.on('end', async () => {
     const token = (JSON.parse(Buffer.concat(parts).toString('utf8')) as { pageToken?: string }).pageToken ?? '';
-    const found = index[token];
-    if (!found) {
+    const body = await pageFor(token);
+    if (!body) {
       res.writeHead(404).end();
       return;
     }
+    if (floor) res.once('finish', () => floor.handBack(body));
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-    const [offset, length] = found;
-    let at = offset;
+    let at = 0;
     const write = () => {
-      while (at < offset + length) {
-        const end = Math.min(at + CHUNK, offset + length);
-        const more = res.write(bodies.subarray(at, end));
+      while (at < body.length) {
+        const end = Math.min(at + CHUNK, body.length);
+        const more = res.write(body.subarray(at, end));
         at = end;
         if (!more) return void res.once('drain', write);
       }

@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { Client, tokenIn } from './client.js';
 import { generatedOnce, prng, run, type DataManifest } from './data.js';
 import { medianSeconds, type Context } from './parts.js';
+import type { FloorSpec } from './floor.js';
 import { cpuSecondsOf, startReadsReplayServer, threadCpuSecondsOf, threadSplit, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
 import { defaultPagingLimits } from '../src/protocol/paging.js';
@@ -221,7 +222,12 @@ interface AgainstReplay {
   replayed: ReadsPass;
   ratios: number[];
   peakRss: number;
+  /** The replay beside the replay with the least work of a server (floor.ts), when asked for. */
+  floor?: { floored: ReadsPass; replayed: ReadsPass; ratios: number[] };
 }
+
+/** The BAM's blocks that hold a region, as fractions of the file's blocks (FloorSpec without its pages). */
+type RegionBlocks = Omit<FloorSpec, 'pages'>;
 
 /**
  * An untimed pass of the server that checks the count, warms it and records its pages, then ROUNDS
@@ -229,7 +235,7 @@ interface AgainstReplay {
  * ratio is returned. The replay of one page size is its own process: page tokens hold positions, not
  * page sizes, so pages of two sizes can share a token.
  */
-async function againstReplay(ctx: Context, request: Record<string, unknown>, reads: ReadsManifest, regionText: string): Promise<AgainstReplay> {
+async function againstReplay(ctx: Context, request: Record<string, unknown>, reads: ReadsManifest, regionText: string, floorBlocks?: RegionBlocks): Promise<AgainstReplay> {
   const { client, log } = ctx;
   const tag = `reads-replay-${request.pageSize}`;
   log(`reads: pageSize ${request.pageSize}, verification pass over ${reads.region.reads.toLocaleString('en')} reads, recording the pages`);
@@ -252,6 +258,7 @@ async function againstReplay(ctx: Context, request: Record<string, unknown>, rea
   const replay = await startReadsReplayServer(bodies, indexFile, path.join(ctx.logDir, `${tag}-server.log`));
   const replayClient = new Client(replay.url);
   const rounds: Array<{ timed: ReadsPass; replayed: ReadsPass; peakRss: number }> = [];
+  let floor: AgainstReplay['floor'];
   try {
     // The warm-up counts the replay's alignments; the timed passes of both only read bytes, checked against the verification pass.
     const warm = await readsPass(replayClient, request, replay.pid);
@@ -263,6 +270,7 @@ async function againstReplay(ctx: Context, request: Record<string, unknown>, rea
       const replayed = await readsPass(replayClient, request, replay.pid, { expected: verified });
       rounds.push({ timed, replayed, peakRss });
     }
+    if (floorBlocks) floor = await replayAgainstFloor(ctx, request, { bodies, indexFile, tag }, { ...floorBlocks, pages: verified.pages }, replayClient, replay.pid, verified);
   } finally {
     replayClient.close();
     await replay.stop();
@@ -271,7 +279,40 @@ async function againstReplay(ctx: Context, request: Record<string, unknown>, rea
   // The same reads each pass: the ratio of the rates is that of the times.
   const ratioOf = (r: (typeof rounds)[number]) => r.replayed.seconds / r.timed.seconds;
   const { timed, replayed } = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1];
-  return { timed, replayed, ratios: rounds.map(ratioOf), peakRss: Math.max(...rounds.map((r) => r.peakRss)) };
+  return { timed, replayed, ratios: rounds.map(ratioOf), peakRss: Math.max(...rounds.map((r) => r.peakRss)), floor };
+}
+
+/**
+ * ROUNDS rounds of a pass of the bare replay and a pass of the replay with the least work of a
+ * server reading the BAM (floor.ts), alternated; the round of median ratio.
+ */
+async function replayAgainstFloor(
+  ctx: Context,
+  request: Record<string, unknown>,
+  recording: { bodies: string; indexFile: string; tag: string },
+  spec: FloorSpec,
+  replayClient: Client,
+  replayPid: number,
+  verified: ReadsPass,
+): Promise<NonNullable<AgainstReplay['floor']>> {
+  ctx.log(`reads: pageSize ${request.pageSize}, the bare replay and the replay with the least work of a server reading the BAM, ${ROUNDS} rounds`);
+  const floorServer = await startReadsReplayServer(recording.bodies, recording.indexFile, path.join(ctx.logDir, `${recording.tag}-floor.log`), spec);
+  const floorClient = new Client(floorServer.url);
+  const rounds: Array<{ floored: ReadsPass; replayed: ReadsPass }> = [];
+  try {
+    await readsPass(floorClient, request, floorServer.pid, { expected: verified });
+    for (let i = 0; i < ROUNDS; i++) {
+      const replayed = await readsPass(replayClient, request, replayPid, { expected: verified });
+      const floored = await readsPass(floorClient, request, floorServer.pid, { expected: verified });
+      rounds.push({ floored, replayed });
+    }
+  } finally {
+    floorClient.close();
+    await floorServer.stop();
+  }
+  const ratioOf = (r: (typeof rounds)[number]) => r.replayed.seconds / r.floored.seconds;
+  const median = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1];
+  return { ...median, ratios: rounds.map(ratioOf) };
 }
 
 /** What a server pass says beyond its rate. */
@@ -323,7 +364,11 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
   log(`reads baseline: samtools view ${regionText} > /dev/null (${options.repetitions} runs)`);
   const samtools = await medianSeconds(options.repetitions, 'samtools', ['view', reads.bam, regionText]);
 
-  const large = await againstReplay(ctx, request, reads, regionText);
+  // The least work of a server reading the region from the BAM, beside the replay (floor.ts): the
+  // region's blocks as the share of the file's reads before it and in it.
+  const readsBefore = Number((await output('samtools', ['view', '-c', reads.bam, `${reads.contig}:1-${reads.region.start}`])).trim());
+  const regionBlocks = { file: reads.bam, from: readsBefore / reads.reads, to: (readsBefore + reads.region.reads) / reads.reads };
+  const large = await againstReplay(ctx, request, reads, regionText, regionBlocks);
   const { timed, replayed } = large;
   const value = timed.alignments / timed.seconds;
   const detail = { ...passDetail(timed, replayed), pageSize: request.pageSize, serverPeakRssMegabytes: large.peakRss / (1024 * 1024), region: regionText, bamReads: reads.reads };
@@ -355,6 +400,7 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
       ratio: value / replayRate,
       detail: { ...detail, ...replayDetail(large) },
     }),
+    floorFigure(large.floor!, request.pageSize),
     judge({
       part: 'READS',
       name: `reads of a region, pageSize ${DEFAULT_PAGE_SIZE} (the default), beside the same bytes replayed`,
@@ -374,6 +420,37 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
     }),
     cram,
   ];
+}
+
+/**
+ * The replay with the least work of a server reading the BAM (floor.ts) beside the bare replay: the
+ * best ratio to the replay this machine allows a server of these pages. No target: it tells whether
+ * the replay target is within the machine's reach.
+ */
+function floorFigure(floor: NonNullable<AgainstReplay['floor']>, pageSize: number): Figure {
+  const { floored, replayed } = floor;
+  const value = floored.alignments / floored.seconds;
+  const baseline = replayed.alignments / replayed.seconds;
+  return judge({
+    part: 'READS',
+    name: `the least work of a server reading the BAM (inflating, one write, ahead), pageSize ${pageSize}, beside the same bytes replayed`,
+    unit: 'reads/s',
+    value,
+    baselineName: 'bare replay',
+    baseline,
+    ratio: value / baseline,
+    detail: {
+      leastWork: true,
+      seconds: floored.seconds,
+      replaySeconds: replayed.seconds,
+      ratios: floor.ratios,
+      floorServerCpuSeconds: floored.serverCpuSeconds,
+      floorServerThreadCpuSeconds: floored.serverThreads,
+      replayServerCpuSeconds: replayed.serverCpuSeconds,
+      clientCpuSeconds: floored.clientCpuSeconds,
+      replayClientCpuSeconds: replayed.clientCpuSeconds,
+    },
+  });
 }
 
 /**

@@ -15,6 +15,9 @@
  *
  * Optional third argument, a file: every GET is answered with its bytes (P6 probes it with the bytes
  * of the server's `GET /info`, while clients page through the recorded pages).
+ *
+ * With `--floor=JSON` (floor.ts), each uncompressed page is first made by the floor's thread, two
+ * pages ahead of the request, as the n-th page of a pass of `pages` (one connection at a time).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -22,6 +25,7 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { brotliParams, defaultCompression } from '../src/content-coding.js';
+import { floorOf, PageFloor } from './floor.js';
 import { serveOnLoopback } from './loopback.js';
 
 const dir = process.argv[2];
@@ -38,7 +42,11 @@ const pages = names.map((n) => ({
   br: fs.readFileSync(path.join(dir, n + '.br')),
 }));
 if (!pages.length) throw new Error(`no recorded pages in ${dir}`);
-const getBody = process.argv[4] ? fs.readFileSync(process.argv[4]) : undefined;
+const getBody = process.argv[4] && !process.argv[4].startsWith('--') ? fs.readFileSync(process.argv[4]) : undefined;
+const spec = floorOf(process.argv);
+const floor = spec ? new PageFloor(spec, pages[0].identity) : undefined;
+/** The floor's pages made ahead of their request. */
+const AHEAD = 2;
 
 const next = new WeakMap<Socket, number>();
 const PAGE_TOKEN = Buffer.from('"pageToken"');
@@ -78,6 +86,16 @@ const server = http.createServer((req, res) => {
     const accept = req.headers['accept-encoding'] ?? '';
     const coding = accept.includes('br') ? 'br' : accept.includes('gzip') ? 'gzip' : 'identity';
     const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json; charset=utf-8' };
+    if (floor && spec && coding === 'identity') {
+      const k = index % spec.pages;
+      void floor.take(k, k, page.identity).then((body) => {
+        for (let n = k + 1; n <= k + AHEAD && n < spec.pages; n++) floor.ask(n, n, pages[n % pages.length].identity);
+        res.once('finish', () => floor.handBack(body));
+        res.writeHead(200, { ...headers, 'content-length': body.length });
+        res.end(body);
+      });
+      return;
+    }
     if (coding === 'identity' || mode === 'precompressed') {
       const body = page[coding];
       if (coding !== 'identity') headers['content-encoding'] = coding;

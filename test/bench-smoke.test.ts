@@ -35,20 +35,23 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
   assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
-  // P1: two page sizes against bcftools, three codings against the replay, 2 and 4 clients in two
-  // codings (a per-CPU-second row only when the pass used a second of CPU); bytes per call of two
-  // codings. P3 five endpoints, P4 first/deep/names and four thresholds, P6 the probe of the server and of the bare replay,
-  // READS pages of 1000 against samtools and the replay, pages of the default size against their
-  // replay, and the CRAM's pages against samtools.
+  // P1: two page sizes against bcftools, three codings against the replay, the least work of a server
+  // beside the replay, 2 and 4 clients in two codings (a per-CPU-second row only when the pass used a
+  // second of CPU); bytes per call of two codings. P3 five endpoints, P4 first/deep/names and four
+  // thresholds, P6 the probe of the server and of the bare replay, READS pages of 1000 against
+  // samtools and the replay, the least work of a server beside the replay, pages of the default size
+  // against their replay, and the CRAM's pages against samtools.
   const count = (part: string, unit?: string) =>
     result.figures.filter((f: { part: string; unit: string }) => f.part === part && (!unit || f.unit === unit)).length;
   assert.deepEqual(
     [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6'), count('READS')],
-    [9, 2, 1, 5, 7, 1, 2, 4],
+    [10, 2, 1, 5, 7, 1, 2, 5],
   );
   // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
   assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
-  const replayed = result.figures.filter((f: { part: string; baselineName: string }) => f.part === 'P1' && f.baselineName === 'bare replay');
+  const replayed = result.figures.filter(
+    (f: { part: string; baselineName: string; detail: { leastWork?: boolean } }) => f.part === 'P1' && f.baselineName === 'bare replay' && !f.detail.leastWork,
+  );
   assert.deepEqual(replayed.map((f: { name: string }) => f.name), ['pageSize 1000, uncompressed', 'pageSize 1000, gzip', 'pageSize 1000, br']);
   // Compressed pages are smaller on the wire and hold the same JSON.
   const [plain, gzip, br] = replayed.map((f: { detail: Record<string, number> }) => f.detail);
@@ -84,7 +87,15 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
   assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
   assert.equal(readsFigure.detail.alignments, inRegion);
-  const [large, , small, cram] = result.figures.filter((f: { part: string }) => f.part === 'READS').map((f: { detail: Record<string, any> }) => f.detail);
+  const [large, , floor, small, cram] = result.figures.filter((f: { part: string }) => f.part === 'READS').map((f: { detail: Record<string, any> }) => f.detail);
+  // The least work of a server beside the replay (bench/floor.ts), for reads and for calls: passes
+  // held to the bytes the server sent, with a background thread that worked for them.
+  assert.equal(floor.leastWork, true);
+  assert.equal(floor.ratios.length, 5);
+  const p1Floor = result.figures.find((f: { part: string; detail: { leastWork?: boolean } }) => f.part === 'P1' && f.detail.leastWork);
+  assert.equal(p1Floor.baselineName, 'bare replay');
+  assert.equal(p1Floor.detail.calls, records.length * 50);
+  for (const [from, to] of [[p1Floor.detail.regionBlocks.from, p1Floor.detail.regionBlocks.to]]) assert.ok(0 <= from && from < to && to <= 1, `${from}..${to}`);
   assert.equal(small.alignments, inRegion);
   assert.equal(small.pages, Math.ceil(inRegion / 100), 'pages of the default size, 100');
   assert.equal(large.pages, Math.ceil(inRegion / 1000));
