@@ -1,21 +1,22 @@
 /**
  * The floor under the replay targets: what a bare replay server becomes once each page costs the
- * least that any server reading it from its file must spend. Before a page is sent, a background
- * thread (at the idle policy, as the server's page workers, and two pages ahead of the client, as
- * their read-ahead) inflates the page's share of the region's BGZF blocks, checking each block's CRC,
- * and writes the page's bytes once into a buffer of its own (from a 256 KB piece of the recorded
- * pages that stays in the core's cache, as a writer writes from its templates and records; the last
- * 8 KB exact, so the client finds the page token). No record is parsed and no JSON is built, so a
- * server can only be slower than this floor: a target above the floor's own ratio to the replay is
- * beyond the machine, not the server.
+ * least that any server reading it from its file must spend. Each page is made before it is sent: its
+ * share of the region's BGZF blocks is inflated, each block's CRC checked, and the page's bytes are
+ * written once into a buffer (from a 256 KB piece of the recorded pages that stays in the core's
+ * cache, as a writer writes from its templates and records; the last 8 KB exact, so the client finds
+ * the page token). No record is parsed and no JSON is built, so a server can only be slower than this
+ * floor: a target above the floor's own ratio to the replay is beyond the machine, not the server.
+ *
+ * Where that work runs was measured (docs/performance.md, pass 32): on the replay's own thread, the
+ * next page made as soon as the current one is handed to the socket (while the client reads it), the
+ * floor came out ahead of a background thread at the idle policy two pages ahead (READS 0.85 against
+ * 0.78 of the bare replay, P1 0.95 against 0.79), so that is what the floor does.
  *
  * The replay servers (reads-replay-server.ts, replay-server.ts) take a floor as `--floor=JSON`
- * (FloorSpec) and then send what the floor thread made, in the same writes as without it.
+ * (FloorSpec) and then send what the floor made, in the same writes as without it.
  */
 import fs from 'node:fs';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import zlib from 'node:zlib';
-import { runInBackground } from '../src/thread-priority.js';
 
 export interface FloorSpec {
   /** The BGZF file the pages were read from. */
@@ -41,106 +42,78 @@ const EXACT_TAIL = 8192;
 /** The piece of the recorded pages every page is written from. */
 const TEMPLATE_BYTES = 256 * 1024;
 
-type ToFloor = { make: number; slot: number; length: number; tail: Uint8Array } | { spare: ArrayBuffer };
-interface FromFloor {
-  slot: number;
-  page: Uint8Array;
+/** Node's raw inflater as the server's BlockInflater drives it (src/areas/variants/bgzf.ts). */
+interface RawInflater {
+  reset(): void;
+  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+  onerror: (message: string) => void;
 }
 
-/** The floor's thread: makes each page it is asked for. */
-function floorThread(spec: FloorSpec, template: Uint8Array): void {
-  runInBackground();
-  const file = fs.readFileSync(spec.file);
-  const blocks: number[] = [];
-  for (let at = 0; at + 18 <= file.length; at += file.readUInt16LE(at + 16) + 1) blocks.push(at);
-  const first = Math.floor(blocks.length * spec.from);
-  const count = Math.floor(blocks.length * spec.to) - first;
-  // One raw inflater reset per block, into one buffer, as the server's BlockInflater (bgzf.ts).
-  const inflater = zlib.createInflateRaw() as unknown as { _handle: { reset(): void; writeSync(...args: unknown[]): void; onerror: (m: string) => void } };
-  const binding = inflater._handle;
-  binding.onerror = (message) => {
-    throw new Error(`${spec.file}: a BGZF block does not inflate (${message})`);
-  };
-  const text = Buffer.allocUnsafe(65536);
-  const inflateBlock = (at: number) => {
+export class PageFloor {
+  private readonly file: Buffer;
+  /** Where the region's blocks begin in the file. */
+  private readonly blocks: number[] = [];
+  private readonly inflater: RawInflater;
+  private readonly text = Buffer.allocUnsafe(65536);
+  private readonly template: Buffer;
+  /**
+   * Pages are made into two buffers in turn: page k + 2 is made once page k + 1 is asked for, so after
+   * the client has read all of page k, whose buffer it reuses.
+   */
+  private readonly buffers: Buffer[] = [Buffer.alloc(0), Buffer.alloc(0)];
+  private ahead?: { k: number; page: Buffer };
+
+  /** `sample`: recorded page bytes, whose first 256 KB every page is written from. */
+  constructor(
+    private readonly spec: FloorSpec,
+    sample: Uint8Array,
+  ) {
+    this.file = fs.readFileSync(spec.file);
+    const all: number[] = [];
+    for (let at = 0; at + 18 <= this.file.length; at += this.file.readUInt16LE(at + 16) + 1) all.push(at);
+    this.blocks = all.slice(Math.floor(all.length * spec.from), Math.floor(all.length * spec.to));
+    // One raw inflater reset per block, into one buffer, as BlockInflater does.
+    this.inflater = (zlib.createInflateRaw() as unknown as { _handle: RawInflater })._handle;
+    this.inflater.onerror = (message) => {
+      throw new Error(`${spec.file}: a BGZF block does not inflate (${message})`);
+    };
+    this.template = Buffer.from(sample.subarray(0, TEMPLATE_BYTES));
+  }
+
+  /** Page k of the pass, whose recorded bytes are `body`: the one made ahead, or made now. */
+  take(k: number, body: Uint8Array): Buffer {
+    const made = this.ahead?.k === k ? this.ahead.page : this.make(k, body);
+    this.ahead = undefined;
+    return made;
+  }
+
+  /** Makes page k of the pass ahead of its request, once the current turn of the event loop is done. */
+  makeAhead(k: number, body: Uint8Array): void {
+    if (k >= this.spec.pages) return;
+    setImmediate(() => (this.ahead = { k, page: this.make(k, body) }));
+  }
+
+  private make(k: number, body: Uint8Array): Buffer {
+    const { pages } = this.spec;
+    const count = this.blocks.length;
+    for (let b = Math.floor((count * k) / pages); b < Math.floor((count * (k + 1)) / pages); b++) this.inflateBlock(this.blocks[b]);
+    const slot = k % 2;
+    if (this.buffers[slot].length < body.length) this.buffers[slot] = Buffer.allocUnsafe(body.length);
+    const page = this.buffers[slot].subarray(0, body.length);
+    const tail = Math.max(0, body.length - EXACT_TAIL);
+    for (let o = 0; o < tail; o += this.template.length) page.set(this.template.subarray(0, Math.min(this.template.length, tail - o)), o);
+    page.set(body.subarray(tail), tail);
+    return page;
+  }
+
+  private inflateBlock(at: number): void {
+    const { file, text } = this;
     const size = file.readUInt16LE(at + 16) + 1;
     const declared = file.readUInt32LE(at + size - 4);
     if (declared === 0) return;
     const dataAt = at + 12 + file.readUInt16LE(at + 10);
-    binding.reset();
-    binding.writeSync(zlib.constants.Z_FINISH, file, dataAt, at + size - 8 - dataAt, text, 0, declared);
-    if (zlib.crc32(text.subarray(0, declared)) !== file.readUInt32LE(at + size - 8)) throw new Error(`${spec.file}: a BGZF block fails its CRC check`);
-  };
-  const spares: ArrayBuffer[] = [];
-  parentPort!.on('message', (message: ToFloor) => {
-    if ('spare' in message) return void spares.push(message.spare);
-    const k = message.make % spec.pages;
-    for (let b = Math.floor((count * k) / spec.pages); b < Math.floor((count * (k + 1)) / spec.pages); b++) inflateBlock(blocks[first + b]);
-    const { length, tail } = message;
-    const at = spares.findIndex((buffer) => buffer.byteLength >= length);
-    const page = new Uint8Array(at >= 0 ? spares.splice(at, 1)[0] : new ArrayBuffer(length), 0, length);
-    const body = length - tail.length;
-    for (let o = 0; o < body; o += template.length) page.set(template.subarray(0, Math.min(template.length, body - o)), o);
-    page.set(tail, body);
-    parentPort!.postMessage({ slot: message.slot, page } satisfies FromFloor, [page.buffer as ArrayBuffer]);
-  });
-}
-
-if (!isMainThread && workerData?.floor) floorThread(workerData.floor as FloorSpec, workerData.template as Uint8Array);
-
-// The thread runs this file through tsx's loader, as the server's page workers do (src/workers/pool.ts).
-const TSX_API = import.meta.resolve('tsx/esm/api');
-const BOOT = `import(${JSON.stringify(TSX_API)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(import.meta.url)}));`;
-
-/**
- * The main thread's side: pages asked for ahead by their number in the pass (`make`), taken when
- * their request comes, and handed back once written.
- */
-export class PageFloor {
-  private readonly worker: Worker;
-  private readonly made = new Map<number, Uint8Array>();
-  private readonly waiting = new Map<number, (page: Uint8Array) => void>();
-  private readonly asked = new Set<number>();
-
-  /** `sample`: recorded page bytes, whose first 256 KB every page is written from. */
-  constructor(spec: FloorSpec, sample: Uint8Array) {
-    // Copies (a Buffer's slice is a view, and a view sends its whole buffer to the thread).
-    const template = new Uint8Array(sample.subarray(0, TEMPLATE_BYTES));
-    this.worker = new Worker(BOOT, { eval: true, workerData: { floor: spec, template } });
-    this.worker.on('message', ({ slot, page }: FromFloor) => {
-      const resolve = this.waiting.get(slot);
-      this.waiting.delete(slot);
-      if (resolve) resolve(page);
-      else this.made.set(slot, page);
-    });
-    this.worker.on('error', (e) => {
-      process.stderr.write(`floor thread: ${e.stack ?? e}\n`);
-      process.exit(1);
-    });
-    this.worker.unref();
-  }
-
-  /** Asks for page `slot` of the pass (the `k`-th of its pages), whose recorded bytes are `body`, unless asked already. */
-  ask(slot: number, k: number, body: Uint8Array): void {
-    if (this.asked.has(slot)) return;
-    this.asked.add(slot);
-    const tail = new Uint8Array(body.subarray(Math.max(0, body.length - EXACT_TAIL)));
-    this.worker.postMessage({ make: k, slot, length: body.length, tail } satisfies ToFloor);
-  }
-
-  /** Page `slot`, once made (asked for now if it was not). */
-  take(slot: number, k: number, body: Uint8Array): Promise<Buffer> {
-    this.ask(slot, k, body);
-    this.asked.delete(slot);
-    const made = this.made.get(slot);
-    this.made.delete(slot);
-    const page = made ? Promise.resolve(made) : new Promise<Uint8Array>((resolve) => this.waiting.set(slot, resolve));
-    return page.then((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength));
-  }
-
-  /** A page's buffer, written: back to the thread, to be filled again. */
-  handBack(page: Buffer): void {
-    const buffer = page.buffer as ArrayBuffer;
-    this.worker.postMessage({ spare: buffer } satisfies ToFloor, [buffer]);
+    this.inflater.reset();
+    this.inflater.writeSync(zlib.constants.Z_FINISH, file, dataAt, at + size - 8 - dataAt, text, 0, declared);
+    if (zlib.crc32(text.subarray(0, declared)) !== file.readUInt32LE(at + size - 8)) throw new Error(`${this.spec.file}: a BGZF block fails its CRC check`);
   }
 }

@@ -2,7 +2,8 @@
  * The reads part's second baseline: a bare node:http server that answers each reads search with the
  * bytes the ga4gh server sent for the same request (recorded by the bench), found by the request's
  * pageToken, in 1 MB writes as the server writes them. What is left is what HTTP and the client cost.
- * With `--floor=JSON`, each page is first made by the floor's thread (floor.ts), two pages ahead.
+ * With `--floor=JSON`, each page is first made by the floor (floor.ts), the next one as soon as the
+ * current one is handed to the socket.
  * Usage: reads-replay-server.ts BODIES INDEX [--floor=JSON] (INDEX: JSON of pageToken → [offset,
  * length] in BODIES, in the order of the pass).
  */
@@ -20,29 +21,18 @@ const tokens = Object.keys(index);
 const pageNumber = new Map(tokens.map((token, k) => [token, k]));
 const bodyOf = (k: number) => bodies.subarray(index[tokens[k]][0], index[tokens[k]][0] + index[tokens[k]][1]);
 const floor = spec ? new PageFloor(spec, bodies) : undefined;
-/** The floor's pages made ahead of their request. */
-const AHEAD = 2;
-
-async function pageFor(token: string): Promise<Buffer | undefined> {
-  const k = pageNumber.get(token);
-  if (k === undefined) return undefined;
-  if (!floor) return bodyOf(k);
-  const page = await floor.take(k, k, bodyOf(k));
-  for (let next = k + 1; next <= k + AHEAD && next < tokens.length; next++) floor.ask(next, next, bodyOf(next));
-  return page;
-}
 
 const server = http.createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
-  req.on('end', async () => {
+  req.on('end', () => {
     const token = (JSON.parse(Buffer.concat(parts).toString('utf8')) as { pageToken?: string }).pageToken ?? '';
-    const body = await pageFor(token);
-    if (!body) {
+    const k = pageNumber.get(token);
+    if (k === undefined) {
       res.writeHead(404).end();
       return;
     }
-    if (floor) res.once('finish', () => floor.handBack(body));
+    const body = floor ? floor.take(k, bodyOf(k)) : bodyOf(k);
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
     let at = 0;
     const write = () => {
@@ -53,6 +43,7 @@ const server = http.createServer((req, res) => {
         if (!more) return void res.once('drain', write);
       }
       res.end();
+      if (k + 1 < tokens.length) floor?.makeAhead(k + 1, bodyOf(k + 1));
     };
     write();
   });

@@ -16,8 +16,8 @@
  * Optional third argument, a file: every GET is answered with its bytes (P6 probes it with the bytes
  * of the server's `GET /info`, while clients page through the recorded pages).
  *
- * With `--floor=JSON` (floor.ts), each uncompressed page is first made by the floor's thread, two
- * pages ahead of the request, as the n-th page of a pass of `pages` (one connection at a time).
+ * With `--floor=JSON` (floor.ts), each uncompressed page is first made by the floor, as the n-th page
+ * of a pass of `pages` (one connection at a time), the next one as soon as it is handed to the socket.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -45,8 +45,6 @@ if (!pages.length) throw new Error(`no recorded pages in ${dir}`);
 const getBody = process.argv[4] && !process.argv[4].startsWith('--') ? fs.readFileSync(process.argv[4]) : undefined;
 const spec = floorOf(process.argv);
 const floor = spec ? new PageFloor(spec, pages[0].identity) : undefined;
-/** The floor's pages made ahead of their request. */
-const AHEAD = 2;
 
 const next = new WeakMap<Socket, number>();
 const PAGE_TOKEN = Buffer.from('"pageToken"');
@@ -88,12 +86,10 @@ const server = http.createServer((req, res) => {
     const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json; charset=utf-8' };
     if (floor && spec && coding === 'identity') {
       const k = index % spec.pages;
-      void floor.take(k, k, page.identity).then((body) => {
-        for (let n = k + 1; n <= k + AHEAD && n < spec.pages; n++) floor.ask(n, n, pages[n % pages.length].identity);
-        res.once('finish', () => floor.handBack(body));
-        res.writeHead(200, { ...headers, 'content-length': body.length });
-        res.end(body);
-      });
+      const body = floor.take(k, page.identity);
+      res.writeHead(200, { ...headers, 'content-length': body.length });
+      res.end(body);
+      floor.makeAhead(k + 1, pages[(k + 1) % pages.length].identity);
       return;
     }
     if (coding === 'identity' || mode === 'precompressed') {

@@ -89,7 +89,7 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   assert.equal(readsFigure.detail.alignments, inRegion);
   const [large, , floor, small, cram] = result.figures.filter((f: { part: string }) => f.part === 'READS').map((f: { detail: Record<string, any> }) => f.detail);
   // The least work of a server beside the replay (bench/floor.ts), for reads and for calls: passes
-  // held to the bytes the server sent, with a background thread that worked for them.
+  // held to the bytes the server sent, each page made by the floor before it went out.
   assert.equal(floor.leastWork, true);
   assert.equal(floor.ratios.length, 5);
   const p1Floor = result.figures.find((f: { part: string; detail: { leastWork?: boolean } }) => f.part === 'P1' && f.detail.leastWork);
