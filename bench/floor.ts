@@ -1,10 +1,10 @@
 /**
  * The floor under the replay targets: what a bare replay server becomes once each page costs the
  * least that any server reading it from its file must spend. Each page is made before it is sent: its
- * share of the region's BGZF blocks is inflated, each block's CRC checked, and the page's bytes are
- * written once into a buffer (from a 256 KB piece of the recorded pages that stays in the core's
- * cache, as a writer writes from its templates and records; the last 8 KB exact, so the client finds
- * the page token). No record is parsed and no JSON is built, so a server can only be slower than this
+ * share of the region's BGZF blocks is inflated by the server's own block inflater (bgzf.ts, each
+ * block's CRC checked), and the page's bytes are written once into a buffer (from a 256 KB piece of
+ * the recorded pages that stays in the core's cache, as a writer writes from its templates and
+ * records; the last 8 KB exact, so the client finds the page token). No record is parsed and no JSON is built, so a server can only be slower than this
  * floor: a target above the floor's own ratio to the replay is beyond the machine, not the server.
  *
  * Where that work runs was measured (docs/performance.md, pass 32): on the replay's own thread, the
@@ -16,7 +16,7 @@
  * (FloorSpec) and then send what the floor made, in the same writes as without it.
  */
 import fs from 'node:fs';
-import zlib from 'node:zlib';
+import { blockSizeAt, inflateBlockInto } from '../src/areas/variants/bgzf.js';
 
 export interface FloorSpec {
   /** The BGZF file the pages were read from. */
@@ -42,18 +42,11 @@ const EXACT_TAIL = 8192;
 /** The piece of the recorded pages every page is written from. */
 const TEMPLATE_BYTES = 256 * 1024;
 
-/** Node's raw inflater as the server's BlockInflater drives it (src/areas/variants/bgzf.ts). */
-interface RawInflater {
-  reset(): void;
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
-  onerror: (message: string) => void;
-}
-
 export class PageFloor {
   private readonly file: Buffer;
-  /** Where the region's blocks begin in the file. */
-  private readonly blocks: number[] = [];
-  private readonly inflater: RawInflater;
+  /** The region's blocks: where each begins in the file, and its size. */
+  private readonly blocks: Array<[number, number]>;
+  /** Where a block's text goes (the one inflater the server's readers use writes it there). */
   private readonly text = Buffer.allocUnsafe(65536);
   private readonly template: Buffer;
   /**
@@ -65,18 +58,13 @@ export class PageFloor {
 
   /** `sample`: recorded page bytes, whose first 256 KB every page is written from. */
   constructor(
-    private readonly spec: FloorSpec,
+    readonly spec: FloorSpec,
     sample: Uint8Array,
   ) {
     this.file = fs.readFileSync(spec.file);
-    const all: number[] = [];
-    for (let at = 0; at + 18 <= this.file.length; at += this.file.readUInt16LE(at + 16) + 1) all.push(at);
+    const all: Array<[number, number]> = [];
+    for (let at = 0, size; (size = blockSizeAt(this.file, at, spec.file)) !== undefined; at += size) all.push([at, size]);
     this.blocks = all.slice(Math.floor(all.length * spec.from), Math.floor(all.length * spec.to));
-    // One raw inflater reset per block, into one buffer, as BlockInflater does.
-    this.inflater = (zlib.createInflateRaw() as unknown as { _handle: RawInflater })._handle;
-    this.inflater.onerror = (message) => {
-      throw new Error(`${spec.file}: a BGZF block does not inflate (${message})`);
-    };
     this.template = Buffer.from(sample.subarray(0, TEMPLATE_BYTES));
   }
 
@@ -96,7 +84,10 @@ export class PageFloor {
   private make(k: number, body: Uint8Array): Buffer {
     const { pages } = this.spec;
     const count = this.blocks.length;
-    for (let b = Math.floor((count * k) / pages); b < Math.floor((count * (k + 1)) / pages); b++) this.inflateBlock(this.blocks[b]);
+    for (let b = Math.floor((count * k) / pages); b < Math.floor((count * (k + 1)) / pages); b++) {
+      const [at, size] = this.blocks[b];
+      inflateBlockInto(this.file, at, size, this.text, 0);
+    }
     const slot = k % 2;
     if (this.buffers[slot].length < body.length) this.buffers[slot] = Buffer.allocUnsafe(body.length);
     const page = this.buffers[slot].subarray(0, body.length);
@@ -104,16 +95,5 @@ export class PageFloor {
     for (let o = 0; o < tail; o += this.template.length) page.set(this.template.subarray(0, Math.min(this.template.length, tail - o)), o);
     page.set(body.subarray(tail), tail);
     return page;
-  }
-
-  private inflateBlock(at: number): void {
-    const { file, text } = this;
-    const size = file.readUInt16LE(at + 16) + 1;
-    const declared = file.readUInt32LE(at + size - 4);
-    if (declared === 0) return;
-    const dataAt = at + 12 + file.readUInt16LE(at + 10);
-    this.inflater.reset();
-    this.inflater.writeSync(zlib.constants.Z_FINISH, file, dataAt, at + size - 8 - dataAt, text, 0, declared);
-    if (zlib.crc32(text.subarray(0, declared)) !== file.readUInt32LE(at + size - 8)) throw new Error(`${this.spec.file}: a BGZF block fails its CRC check`);
   }
 }

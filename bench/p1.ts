@@ -12,7 +12,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { brotliParams, defaultCompression } from '../src/content-coding.js';
 import { Client, variantPage } from './client.js';
-import { type Context, medianSeconds } from './parts.js';
+import { type Context, medianBy, medianSeconds } from './parts.js';
 import { cpuSecondsOf, memoryOf, startReplayServer, threadCpuSecondsOf, threadSplit, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
 
@@ -195,7 +195,7 @@ async function againstFloor(ctx: Context, dir: string, replay: { url: URL; pid: 
     await floorServer.stop();
   }
   const ratioOf = (r: (typeof rounds)[number]) => rate(r.floored) / rate(r.replayed);
-  const chosen = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1];
+  const chosen = medianBy(rounds, ratioOf);
   return judge({
     part: 'P1',
     name: 'the least work of a server reading the VCF (inflating, one write, ahead), pageSize 1000, uncompressed',
@@ -394,7 +394,7 @@ async function againstReplay(
         rounds.push({ project, replay, limit });
       }
       const ratioOf = (r: Round) => rate(r.project) / rate(r.replay);
-      const chosen = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1];
+      const chosen = medianBy(rounds, ratioOf);
       single.set(coding, chosen);
       figures.push(
         judge({

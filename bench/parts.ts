@@ -38,6 +38,8 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
+/** The item of median `key` (the lower of the two middle ones for an even count). */
+export const medianBy = <T>(items: T[], key: (item: T) => number): T => [...items].sort((a, b) => key(a) - key(b))[(items.length - 1) >> 1];
 
 /**
  * Wall seconds of a command with its standard output sent to /dev/null, and the CPU seconds (user +

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { Client, tokenIn } from './client.js';
 import { generatedOnce, prng, run, type DataManifest } from './data.js';
-import { medianSeconds, type Context } from './parts.js';
+import { medianBy, medianSeconds, type Context } from './parts.js';
 import type { FloorSpec } from './floor.js';
 import { cpuSecondsOf, startReadsReplayServer, threadCpuSecondsOf, threadSplit, trackPeakMemory } from './processes.js';
 import { type Figure, judge } from './report.js';
@@ -278,7 +278,7 @@ async function againstReplay(ctx: Context, request: Record<string, unknown>, rea
   }
   // The same reads each pass: the ratio of the rates is that of the times.
   const ratioOf = (r: (typeof rounds)[number]) => r.replayed.seconds / r.timed.seconds;
-  const { timed, replayed } = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1];
+  const { timed, replayed } = medianBy(rounds, ratioOf);
   return { timed, replayed, ratios: rounds.map(ratioOf), peakRss: Math.max(...rounds.map((r) => r.peakRss)), floor };
 }
 
@@ -311,7 +311,7 @@ async function replayAgainstFloor(
     await floorServer.stop();
   }
   const ratioOf = (r: (typeof rounds)[number]) => r.replayed.seconds / r.floored.seconds;
-  const median = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1];
+  const median = medianBy(rounds, ratioOf);
   return { ...median, ratios: rounds.map(ratioOf) };
 }
 

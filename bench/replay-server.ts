@@ -43,8 +43,8 @@ const pages = names.map((n) => ({
 }));
 if (!pages.length) throw new Error(`no recorded pages in ${dir}`);
 const getBody = process.argv[4] && !process.argv[4].startsWith('--') ? fs.readFileSync(process.argv[4]) : undefined;
-const spec = floorOf(process.argv);
-const floor = spec ? new PageFloor(spec, pages[0].identity) : undefined;
+const floorSpec = floorOf(process.argv);
+const floor = floorSpec ? new PageFloor(floorSpec, pages[0].identity) : undefined;
 
 const next = new WeakMap<Socket, number>();
 const PAGE_TOKEN = Buffer.from('"pageToken"');
@@ -84,8 +84,8 @@ const server = http.createServer((req, res) => {
     const accept = req.headers['accept-encoding'] ?? '';
     const coding = accept.includes('br') ? 'br' : accept.includes('gzip') ? 'gzip' : 'identity';
     const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json; charset=utf-8' };
-    if (floor && spec && coding === 'identity') {
-      const k = index % spec.pages;
+    if (floor && coding === 'identity') {
+      const k = index % floor.spec.pages;
       const body = floor.take(k, page.identity);
       res.writeHead(200, { ...headers, 'content-length': body.length });
       res.end(body);

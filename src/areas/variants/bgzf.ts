@@ -208,6 +208,18 @@ const readUInt32 = (bytes: Uint8Array, at: number) => int32At(bytes, at) >>> 0;
 let inflater: BlockInflater | undefined;
 
 /**
+ * Inflates the one BGZF block `compressed[at, at + size)` into `out` at `outAt` (room for its ISIZE
+ * there), checked against its CRC and size; returns the bytes written.
+ */
+export function inflateBlockInto(compressed: Uint8Array, at: number, size: number, out: Uint8Array, outAt: number): number {
+  inflater ??= new BlockInflater();
+  if (inflater.usable) return inflater.inflate(compressed, at, size, out, outAt);
+  const text = gunzipSync(compressed.subarray(at, at + size));
+  out.set(text, outAt);
+  return text.length;
+}
+
+/**
  * The text of the whole BGZF blocks `compressed[from, to)`, in one buffer, each block checked against
  * its CRC and size. The buffer is made on shared memory: V8 leaves shared memory out of the count of
  * memory outside its heap that starts a full collection (with a plain buffer, the worker paging reads
