@@ -5,6 +5,7 @@ import { StreamSlots } from './http/limits.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
+import { mainThreadPages } from './workers/main-thread-pages.js';
 import { pageWorkerPool } from './workers/pool.js';
 
 /** The longest a page built ahead of its request is kept (and never longer than the registry cache time). */
@@ -15,22 +16,24 @@ export async function startServer(location: string, config: ServerConfig): Promi
   const cleanups: Array<() => void | Promise<void>> = [];
   // Shared by the HTTP layer, which takes them, and the page workers, which build no page ahead while all are taken.
   const streams = new StreamSlots(config.limits.maxStreams);
+  const readAhead = { maxBytes: config.readAheadBytes, holdMs: Math.min(READ_AHEAD_HOLD_MS, config.registryCacheMs) };
   const pageWorkers =
     config.pageWorkers > 0
       ? pageWorkerPool(
           config.pageWorkers,
-          {
-            registryLocation: location,
-            paging: config.paging,
-            registryCacheMs: config.registryCacheMs,
-            readAhead: { maxBytes: config.readAheadBytes, holdMs: Math.min(READ_AHEAD_HOLD_MS, config.registryCacheMs) },
-            compression: config.compression,
-          },
+          { registryLocation: location, paging: config.paging, registryCacheMs: config.registryCacheMs, readAhead, compression: config.compression },
           streams,
         )
       : undefined;
   if (pageWorkers) cleanups.push(() => pageWorkers.close());
-  const app: AppContext = { registry, config, pageWorkers, areaNames: areas.map((a) => a.name), onClose: (fn) => cleanups.push(fn) };
+  const app: AppContext = {
+    registry,
+    config,
+    pageWorkers,
+    mainThreadPages: mainThreadPages(readAhead, streams),
+    areaNames: areas.map((a) => a.name),
+    onClose: (fn) => cleanups.push(fn),
+  };
   try {
     const areaRoutes = await routesOfAreas(app);
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];

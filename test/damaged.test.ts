@@ -14,7 +14,7 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { removeVariantSet } from '../src/areas/variants/store.js';
 import { backends } from './backends.js';
-import { copyFixture, idOf, newRegistry, runCliAsync, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { bgzippedVcf, copyFixture, idOf, newRegistry, runCliAsync, startTestServer, tempDir, type TestServer, tool } from './helpers.js';
 
 const dir = tempDir();
 const vcfText = fs.readFileSync(copyFixture('compliance/brca1_1kgPhase3_variants.vcf', dir), 'utf8');
@@ -23,25 +23,6 @@ const fasta = copyFixture('compliance/ref_brca1.fa', dir);
 const headerLines = vcfText.split('\n').filter((l) => l.startsWith('#'));
 const dataLines = vcfText.split('\n').filter((l) => l && !l.startsWith('#'));
 const posOf = (line: string) => Number(line.split('\t')[1]);
-
-/** Runs a tool of the field (bgzip, tabix) and fails the test with its message if it fails. */
-function tool(command: string, ...args: string[]): Buffer {
-  const r = spawnSync(command, args);
-  assert.equal(r.status, 0, `${command} ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-/** Writes `text` as a VCF bgzipped by `bgzip`, indexed by `tabix`, under `name` in a folder of its own. */
-function bgzippedVcf(name: string, text: string, index = true): string {
-  const folder = fs.mkdtempSync(path.join(dir, 'vcf-'));
-  const plain = path.join(folder, name.replace(/\.gz$/, ''));
-  fs.writeFileSync(plain, text);
-  const gz = path.join(folder, name);
-  fs.writeFileSync(gz, tool('bgzip', '-c', plain));
-  fs.rmSync(plain);
-  if (index) tool('tabix', '-p', 'vcf', gz);
-  return gz;
-}
 
 /** The BGZF blocks of a file, read from their headers: [offset, size, uncompressed size]. */
 function blocksOf(bytes: Buffer): Array<[number, number, number]> {
@@ -54,7 +35,7 @@ function blocksOf(bytes: Buffer): Array<[number, number, number]> {
   return blocks;
 }
 
-const intact = bgzippedVcf('brca.vcf.gz', vcfText);
+const intact = bgzippedVcf(dir, 'brca.vcf.gz', vcfText);
 const intactBytes = fs.readFileSync(intact);
 const blocks = blocksOf(intactBytes);
 const EOF_BLOCK = '1f8b08040000000000ff0600424302001b0003000000000000000000';
@@ -83,10 +64,10 @@ describe('loading refuses damaged and mismatched files', () => {
   const load = (file: string, name = 'x') => loadVariantSet(registry, 'ds', [file], { referenceset: 'brca', name });
 
   it('a bgzipped VCF cut at a block boundary, or in the middle of a block (no end-of-file block)', async () => {
-    const atBoundary = bgzippedVcf('boundary.vcf.gz', vcfText);
+    const atBoundary = bgzippedVcf(dir, 'boundary.vcf.gz', vcfText);
     fs.writeFileSync(atBoundary, intactBytes.subarray(0, blocks[3][0]));
     await assert.rejects(load(atBoundary), /no BGZF end-of-file block/);
-    const midBlock = bgzippedVcf('mid.vcf.gz', vcfText);
+    const midBlock = bgzippedVcf(dir, 'mid.vcf.gz', vcfText);
     fs.writeFileSync(midBlock, intactBytes.subarray(0, blocks[3][0] + 1000));
     await assert.rejects(load(midBlock), /no BGZF end-of-file block/);
   });
@@ -95,7 +76,7 @@ describe('loading refuses damaged and mismatched files', () => {
     // The last record loses its last sample column and half of the one before.
     const lastTab = vcfText.lastIndexOf('\t');
     const cut = vcfText.slice(0, vcfText.lastIndexOf('\t', lastTab - 1) + 3);
-    const file = bgzippedVcf('cut.vcf.gz', cut);
+    const file = bgzippedVcf(dir, 'cut.vcf.gz', cut);
     const columns = cut.split('\n').filter(Boolean).at(-1)!.split('\t').length;
     assert.ok(columns < 12);
     await assert.rejects(load(file), new RegExp(`last record has ${columns} columns where the header has 12`));
@@ -112,7 +93,7 @@ describe('loading refuses damaged and mismatched files', () => {
   });
 
   it("a VCF with another file's index", async () => {
-    const file = bgzippedVcf('other.vcf.gz', vcfText, false);
+    const file = bgzippedVcf(dir, 'other.vcf.gz', vcfText, false);
     fs.copyFileSync(path.join(copyFixture('ga4gh-server/datasets/dataset1/variants/1kgPhase3', fs.mkdtempSync(path.join(dir, 'p3-'))), 'chr1.vcf.gz.tbi'), `${file}.tbi`);
     // The index's offset for contig 1 lands inside a ref_brca1 record of this file.
     // Contig 1 is not in the reference set: allowed, so that only the index check can refuse.
@@ -204,7 +185,7 @@ describe('structural variants and window searches', () => {
     const { location, registry } = await newRegistry(dir);
     await addDataset(registry, 'ds');
     await loadReferenceSet(registry, fasta, { name: 'brca' });
-    await loadVariantSet(registry, 'ds', [bgzippedVcf('sv.vcf.gz', vcfText)], { referenceset: 'brca', name: 'sv' });
+    await loadVariantSet(registry, 'ds', [bgzippedVcf(dir, 'sv.vcf.gz', vcfText)], { referenceset: 'brca', name: 'sv' });
     const server = await startTestServer(location);
     const sv = dataLines.find((l) => /(^|;)END=/.test(l.split('\t')[7]))!;
     const end = Number(/(?:^|;)END=(\d+)/.exec(sv.split('\t')[7])![1]);
@@ -238,7 +219,7 @@ for (const backend of backends) {
       const { location, registry } = await newRegistry(await backend.newLocation(dir));
       await addDataset(registry, 'ds');
       await loadReferenceSet(registry, fasta, { name: 'brca' });
-      file = bgzippedVcf('brca.vcf.gz', vcfText);
+      file = bgzippedVcf(dir, 'brca.vcf.gz', vcfText);
       await loadVariantSet(registry, 'ds', [file], { referenceset: 'brca', name: 'brca' });
       server = await startTestServer(location, { paging: { defaultPageSize: 100, maxPageSize: 5000, pageByteBudget: 64 << 20 } });
     });
@@ -326,7 +307,7 @@ describe('repo check and repo check --deep', () => {
     await loadReferenceSet(registry, fasta, { name: 'brca' });
     // A VCF of every record twice (still sorted), so that it spans blocks the plain check never reads.
     const doubled = [...headerLines, ...dataLines.flatMap((l) => [l, l])].join('\n') + '\n';
-    const vcf = bgzippedVcf('checked.vcf.gz', doubled);
+    const vcf = bgzippedVcf(dir, 'checked.vcf.gz', doubled);
     const vcfBytes = fs.readFileSync(vcf);
     const vcfBlocks = blocksOf(vcfBytes);
     await loadVariantSet(registry, 'ds', [vcf], { referenceset: 'brca', name: 'checked' });

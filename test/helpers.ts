@@ -39,6 +39,25 @@ export function tempDir(prefix = 'ga4gh-test-'): string {
 }
 
 /** Copies files or folders from testdata/ into `dir` (so loaders may write indexes beside them). */
+/** Runs a tool of the field (bgzip, tabix) and fails the test with its message if it fails. */
+export function tool(command: string, ...args: string[]): Buffer {
+  const r = spawnSync(command, args);
+  if (r.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Writes `text` as a VCF bgzipped by `bgzip` (several BGZF blocks when long), indexed by `tabix`, under `name` in a new folder of `dir`. */
+export function bgzippedVcf(dir: string, name: string, text: string, index = true): string {
+  const folder = fs.mkdtempSync(path.join(dir, 'vcf-'));
+  const plain = path.join(folder, name.replace(/\.gz$/, ''));
+  fs.writeFileSync(plain, text);
+  const gz = path.join(folder, name);
+  fs.writeFileSync(gz, tool('bgzip', '-c', plain));
+  fs.rmSync(plain);
+  if (index) tool('tabix', '-p', 'vcf', gz);
+  return gz;
+}
+
 export function copyFixture(relative: string, dir: string): string {
   const target = path.join(dir, path.basename(relative));
   fs.cpSync(path.join(TESTDATA, relative), target, { recursive: true });

@@ -2,6 +2,7 @@
  * GET /openapi.json (valid OpenAPI 3.1, every route of every area described), the contract check
  * that helpers.ts applies to every answer, GET /service-info and GET /docs.
  */
+import { mainThreadPages } from '../src/workers/main-thread-pages.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -36,7 +37,8 @@ describe('GET /openapi.json', () => {
 
   it('describes every route of every area, each with its own response message and a unique operationId', async () => {
     const { location, registry } = await newRegistry(tempDir());
-    const app = { registry, registryLocation: location, config: defaultServerConfig(), areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
+    const config = defaultServerConfig();
+    const app = { registry, registryLocation: location, config, mainThreadPages: mainThreadPages({ maxBytes: config.readAheadBytes, holdMs: 0 }), areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
     const areaRoutes = await routesOfAreas(app);
     const { problems } = buildOpenApiDocument(areaRoutes);
     assert.deepEqual(problems, []);

@@ -9,7 +9,6 @@
  * the same bytes.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,7 +28,7 @@ import type { NamingForm } from '../src/protocol/schema.js';
 import type { Registry } from '../src/registry/registry.js';
 import type { FromWorker, ReadAheadLimits, WorkerSettings } from '../src/workers/operations.js';
 import { PageBuilder, Tail, type Encode } from '../src/workers/page-builder.js';
-import { copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA } from './helpers.js';
+import { bgzippedVcf, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA } from './helpers.js';
 
 const dir = tempDir();
 const bamDir = path.join(dir, 'bam');
@@ -46,15 +45,6 @@ const readsRequest = { readGroupIds: READ_GROUPS.map((g) => idOf('ds', 'rgs', 'b
 // The compliance VCF, bgzipped by the bgzip tool, whose later blocks are damaged in one test.
 const vcfText = fs.readFileSync(path.join(TESTDATA, 'compliance', 'brca1_1kgPhase3_variants.vcf'), 'utf8');
 const VARIANTS = vcfText.split('\n').filter((l) => l && !l.startsWith('#')).length;
-function bgzipped(name: string): string {
-  const folder = fs.mkdtempSync(path.join(dir, 'vcf-'));
-  const file = path.join(folder, name);
-  const r = spawnSync('bgzip', ['-c'], { input: vcfText });
-  assert.equal(r.status, 0, String(r.stderr));
-  fs.writeFileSync(file, r.stdout);
-  assert.equal(spawnSync('tabix', ['-p', 'vcf', file]).status, 0);
-  return file;
-}
 const variantsRequest = (set: string, pageSize: number) => ({ variantSetId: idOf('ds', 'vs', set), referenceName: 'ref_brca1', pageSize });
 
 // A SnpEff-annotated VCF of the compliance data set: its annotation set is registered with it.
@@ -71,11 +61,11 @@ before(async () => {
   await addDataset(registry, 'ds');
   await loadReferenceSet(registry, fasta, { name: 'hg37' });
   await loadReadGroupSet(registry, 'ds', bam, { referenceset: 'hg37', name: 'brca' });
-  await loadVariantSet(registry, 'ds', [bgzipped('brca.vcf.gz')], { referenceset: 'hg37', name: 'brca' });
+  await loadVariantSet(registry, 'ds', [bgzippedVcf(dir, 'brca.vcf.gz', vcfText)], { referenceset: 'hg37', name: 'brca' });
   const annotated = path.join(fs.mkdtempSync(path.join(dir, 'vcf-')), 'or4f.vcf');
   fs.writeFileSync(annotated, annotatedText);
   await loadVariantSet(registry, 'ds', [annotated], { referenceset: 'hg37', name: 'or4f', allowMissingContigs: true });
-  damagedVcf = bgzipped('damaged.vcf.gz');
+  damagedVcf = bgzippedVcf(dir, 'damaged.vcf.gz', vcfText);
   await loadVariantSet(registry, 'ds', [damagedVcf], { referenceset: 'hg37', name: 'damaged' });
 });
 

@@ -165,6 +165,11 @@ export class StreamSlots {
     this.listeners.push(listener);
   }
 
+  /** How many slots are taken: the large responses being written. */
+  taken(): number {
+    return this.used;
+  }
+
   /** Takes a slot (returning its release, to call once) or throws the 503. */
   take(): () => void {
     if (this.used >= this.max) {

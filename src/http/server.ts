@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { finished } from 'node:stream';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
@@ -127,6 +128,16 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
+  /** A slot for a large reply (503 with Retry-After when all are taken), before anything is written. */
+  function takeSlot(reply: { abandon?(): void }): () => void {
+    try {
+      return streams.take();
+    } catch (e) {
+      reply.abandon?.();
+      throw e;
+    }
+  }
+
   /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
   async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: ContentCoding | undefined): Promise<number> {
     // The encoder applies the negotiated coding (./compression.ts).
@@ -137,22 +148,22 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return body.whole(200, headers, [writeRecord(reply.desc, reply.value, form)]);
       case 'page':
         return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
-      case 'bytes':
-        return body.whole(200, headers, reply.chunks(form));
+      case 'bytes': {
+        if (!reply.large) return body.whole(200, headers, reply.chunks(form));
+        const release = takeSlot(reply);
+        const sent = new Promise<void>((resolve) => finished(res, () => resolve()));
+        void sent.then(release);
+        const size = await body.whole(200, headers, reply.chunks(form));
+        reply.handedOver?.(sent);
+        return size;
+      }
       case 'content': {
         const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
         if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
         return body.whole(200, contentHeaders, [reply.body]);
       }
       case 'stream': {
-        // A slot first (503 with Retry-After when all are taken), before anything is written.
-        let release: () => void;
-        try {
-          release = streams.take();
-        } catch (e) {
-          reply.abandon?.();
-          throw e;
-        }
+        const release = takeSlot(reply);
         try {
           const sink = reply.coded ? body.coded(200, headers, reply.coded) : body.stream(200, headers);
           await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);

@@ -3,18 +3,26 @@ import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
+import type { SearchVariantsQuery } from './messages.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
 
 export const variantsArea: Area = {
   name: 'variants',
   migrations: variantMigrations,
 
-  async routes({ registry, config, pageWorkers }) {
+  async routes({ registry, config, pageWorkers, mainThreadPages }) {
     const [{ CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet }, { variantService }] =
       await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = variantService(registry, config.paging, config.registryCacheMs);
     // Pages and variants with their calls are built in the page workers unless told otherwise.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
+    // Uncompressed pages are built whole on the main thread, the next while the client reads this
+    // one, unless other large replies are being written; compressed ones in the page workers, which
+    // compress them ahead (main-thread-pages.ts).
+    const wholePages = mainThreadPages.operation({
+      start: (request: SearchVariantsQuery) => service.searchVariants(request),
+      registration: (request: SearchVariantsQuery) => service.registrationOf(request.variantSetId),
+    });
     return [
       {
         method: 'POST',
@@ -43,7 +51,11 @@ export const variantsArea: Area = {
         path: '/variants/search',
         request: SearchVariantsRequest,
         handle: async ({ body, form, coding }) =>
-          workers ? workers.run('searchVariants', body, form, coding) : streamReply(await service.searchVariants(body)),
+          coding === undefined && (!workers || wholePages.answersHere(body, form))
+            ? wholePages.run(body, form)
+            : workers
+              ? workers.run('searchVariants', body, form, coding)
+              : streamReply(await service.searchVariants(body)),
       },
       {
         method: 'GET',
