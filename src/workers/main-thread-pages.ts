@@ -16,8 +16,9 @@
  * A page built ahead is exact under the same rules as the page workers' (page-builder.ts): the same
  * operation on the same request, served only while the registrations it depends on are unchanged and
  * at most `holdMs` after its build began; one that fails is dropped, and the request builds its own
- * page and reports its own error. One page is built ahead per query, only while the server is below
- * its limit of large responses and within `maxBytes` in all.
+ * page and reports its own error. The page after each page sent is built ahead, kept by its request
+ * (so clients paging the same query each find theirs), only while no other large reply is being
+ * written, the server is below its limit of large responses, and within `maxBytes` in all.
  */
 import { pieceSent } from '../protocol/chunk-pool.js';
 import type { JsonStream, Reply } from '../protocol/reply.js';
