@@ -14,11 +14,11 @@ export const variantsArea: Area = {
     const [{ CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet }, { variantService }] =
       await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = variantService(registry, config.paging, config.registryCacheMs);
-    // Pages and variants with their calls are built in the page workers unless told otherwise.
+    // Variants with their calls, and compressed pages of them, are built in the page workers unless
+    // told otherwise; they compress the pages ahead.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
     // Uncompressed pages are built whole on the main thread, the next while the client reads this
-    // one, unless other large replies are being written; compressed ones in the page workers, which
-    // compress them ahead (main-thread-pages.ts).
+    // one, unless other large replies are being written (main-thread-pages.ts).
     const wholePages = mainThreadPages.operation({
       start: (request: SearchVariantsQuery) => service.searchVariants(request),
       registration: (request: SearchVariantsQuery) => service.registrationOf(request.variantSetId),
