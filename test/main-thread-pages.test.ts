@@ -60,13 +60,14 @@ interface Answer {
  * The variants' search through main-thread pages, with an HTTP layer that hands every page to its
  * "socket" at once and says it was sent; it counts the builds of each request.
  */
-function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000, load?: StreamSlots) {
+function harness(limits: Partial<ReadAheadLimits> = {}, registryCacheMs = 60_000, load?: StreamSlots, startDelayMs = 0) {
   const service = variantService(registry, { ...defaultPagingLimits, maxPageSize: 5000 }, registryCacheMs);
   const builds = new Map<string, number>();
   const pages = mainThreadPages({ maxBytes: 64 << 20, holdMs: 60_000, ...limits }, load);
   const { run: search } = pages.operation({
-    start: (request: SearchVariantsQuery) => {
+    start: async (request: SearchVariantsQuery) => {
       builds.set(canonicalJson(request), (builds.get(canonicalJson(request)) ?? 0) + 1);
+      if (startDelayMs) await new Promise((resolve) => setTimeout(resolve, startDelayMs));
       return service.searchVariants(request);
     },
     registration: (request: SearchVariantsQuery) => service.registrationOf(request.variantSetId),
@@ -228,6 +229,25 @@ describe('main-thread pages built ahead', () => {
     assert.equal((await small.request(small.next(query, first))).ahead, true, 'its build began');
     // It was dropped once it passed the bound: the request built it again.
     assert.equal(small.builds.get(canonicalJson(small.next(query, first))), 2);
+
+    // Pages asked for while still being built ahead: once taken, their bytes are the request's, and the
+    // bound still leaves room for the next page every time (it counted them on and let nothing be built
+    // ahead after a few pages, before this was mended).
+    const pageBytes = Buffer.byteLength(first.text);
+    const eager = harness({ maxBytes: Math.floor(pageBytes * 1.5) }, 60_000, undefined, 20);
+    const asked = [query];
+    const answers = [await eager.request(query)];
+    for (let token = JSON.parse(answers[0].text).nextPageToken; token; token = JSON.parse(answers.at(-1)!.text).nextPageToken) {
+      await new Promise((resolve) => setImmediate(resolve)); // the next page's build has begun (its start takes 20 ms)
+      asked.push({ ...query, pageToken: token });
+      answers.push(await eager.request(asked.at(-1)!));
+    }
+    assert.ok(answers.length >= 5, `${answers.length} pages`);
+    // Each page after the first was built once, ahead, and taken as it was.
+    assert.deepEqual(
+      asked.map((q) => eager.builds.get(canonicalJson(q))),
+      asked.map(() => 1),
+    );
 
     const brief = harness({ holdMs: 50 });
     const page = await brief.request(query);
