@@ -38,7 +38,6 @@ export function tempDir(prefix = 'ga4gh-test-'): string {
   return dir;
 }
 
-/** Copies files or folders from testdata/ into `dir` (so loaders may write indexes beside them). */
 /** Runs a tool of the field (bgzip, tabix) and fails the test with its message if it fails. */
 export function tool(command: string, ...args: string[]): Buffer {
   const r = spawnSync(command, args);
@@ -58,6 +57,7 @@ export function bgzippedVcf(dir: string, name: string, text: string, index = tru
   return gz;
 }
 
+/** Copies files or folders from testdata/ into `dir` (so loaders may write indexes beside them). */
 export function copyFixture(relative: string, dir: string): string {
   const target = path.join(dir, path.basename(relative));
   fs.cpSync(path.join(TESTDATA, relative), target, { recursive: true });

@@ -2,7 +2,6 @@
  * GET /openapi.json (valid OpenAPI 3.1, every route of every area described), the contract check
  * that helpers.ts applies to every answer, GET /service-info and GET /docs.
  */
-import { mainThreadPages } from '../src/workers/main-thread-pages.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,6 +11,7 @@ import { areas, routesOfAreas } from '../src/areas/index.js';
 import { defaultServerConfig } from '../src/config.js';
 import { EMPTY_SVG, REDOC_LOGO_URL } from '../src/web/index.js';
 import { buildOpenApiDocument } from '../src/web/openapi.js';
+import { mainThreadPages } from '../src/workers/main-thread-pages.js';
 import { ContractChecker } from './contract.js';
 import { atEnd, newRegistry, ROOT, startTestServer, tempDir, type TestServer } from './helpers.js';
 

@@ -30,7 +30,6 @@ import type { StreamLoad } from './pool.js';
 /** A page in memory: its pieces, as the writer handed them out, and the token of the page after it. */
 interface WholePage {
   pieces: Uint8Array[];
-  bytes: number;
   token?: string;
 }
 
@@ -85,8 +84,7 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
 
   /** Writes the page of `stream` into memory, counting its bytes on `count` as they come. */
   async function buildWhole(stream: JsonStream, form: NamingForm, count?: (bytes: number) => void): Promise<WholePage> {
-    const page: WholePage = { pieces: [], bytes: 0 };
-    const tail = new Tail();
+    const page: WholePage = { pieces: [] };
     try {
       // No pause: the page is built at once, as the floor of the benchmark does; a page ends at the
       // server's byte budget, so this is ~1 ms for the largest.
@@ -95,8 +93,6 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
           write(chunk) {
             const piece = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
             page.pieces.push(piece);
-            page.bytes += piece.byteLength;
-            tail.add(piece);
             count?.(piece.byteLength);
           },
         },
@@ -106,6 +102,9 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
       release(page);
       throw e;
     }
+    // Read once the page is whole, from the pieces that hold its last bytes only.
+    const tail = new Tail();
+    tail.addAll(page.pieces);
     page.token = tail.token();
     return page;
   }

@@ -3,7 +3,6 @@ import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
-import type { SearchVariantsQuery } from './messages.js';
 import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
 
 export const variantsArea: Area = {
@@ -11,18 +10,18 @@ export const variantsArea: Area = {
   migrations: variantMigrations,
 
   async routes({ registry, config, pageWorkers, mainThreadPages }) {
-    const [{ CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet }, { variantService }] =
-      await Promise.all([import('./messages.js'), import('./service.js')]);
+    const [
+      { CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet },
+      { variantService },
+      { searchVariantsOperation },
+    ] = await Promise.all([import('./messages.js'), import('./service.js'), import('./page-operations.js')]);
     const service = variantService(registry, config.paging, config.registryCacheMs);
     // Variants with their calls, and compressed pages of them, are built in the page workers unless
     // told otherwise; they compress the pages ahead.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
     // Uncompressed pages are built whole on the main thread, the next while the client reads this
     // one, unless other large replies are being written (main-thread-pages.ts).
-    const wholePages = mainThreadPages.operation({
-      start: (request: SearchVariantsQuery) => service.searchVariants(request),
-      registration: (request: SearchVariantsQuery) => service.registrationOf(request.variantSetId),
-    });
+    const wholePages = mainThreadPages.operation(searchVariantsOperation(service));
     return [
       {
         method: 'POST',
