@@ -170,7 +170,7 @@ function replayPass(ctx: Context, replay: { url: URL; pid: number }, recorded: R
 /**
  * The bare replay beside the replay with the least work of a server reading the VCF (floor.ts),
  * uncompressed, ROUNDS rounds alternated, the round of median ratio: the best ratio to the replay
- * this machine allows a server of these pages. No target: it tells whether the target is within reach.
+ * this machine allows a server of these pages. No target: it tells what bounds the uncompressed figure.
  */
 async function againstFloor(ctx: Context, dir: string, replay: { url: URL; pid: number }, recorded: RecordedPage[], pages: number): Promise<Figure> {
   const { data } = ctx;
@@ -406,6 +406,7 @@ async function againstReplay(
           baseline: rate(chosen.replay),
           ratio: ratioOf(chosen),
           detail: {
+            coding,
             ...passDetail(chosen.project),
             ratios: rounds.map(ratioOf),
             replay: { mode: coding === 'identity' ? 'as recorded' : 'compressing as it sends', ...passDetail(chosen.replay) },

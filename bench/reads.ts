@@ -328,7 +328,7 @@ function passDetail(timed: ReadsPass, replayed: ReadsPass) {
     serverThreadCpuSeconds: timed.serverThreads,
     // CPU seconds are less sensitive than wall time to other work on a shared machine.
     readsPerServerCpuSecond: timed.alignments / timed.serverCpuSeconds,
-    // What the replay target turns on: the server's CPU (all its threads) per read served.
+    // What the ratio to the replay turns on: the server's CPU (all its threads) per read served.
     serverCpuMicrosecondsPerAlignment: (timed.serverCpuSeconds * 1e6) / timed.alignments,
     // The client's too, paging the server and the replay: a client made heavier by its process (a
     // module loaded beside it) shows here first (bench/part.ts).
@@ -424,8 +424,8 @@ export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<
 
 /**
  * The replay with the least work of a server reading the BAM (floor.ts) beside the bare replay: the
- * best ratio to the replay this machine allows a server of these pages. No target: it tells whether
- * the replay target is within the machine's reach.
+ * best ratio to the replay this machine allows a server of these pages. No target: it tells what
+ * bounds the reads figures.
  */
 function floorFigure(floor: NonNullable<AgainstReplay['floor']>, pageSize: number): Figure {
   const { floored, replayed } = floor;
