@@ -153,7 +153,8 @@ class KeyCounter {
  * per 8 MB page (one indexOf per call); counting variants, a few dozen a page, is still a scan of every
  * byte for their key, about 3 ms per 8 MB page. Untimed passes count every call (`countCalls`); timed
  * passes count nothing (`countVariants` false) and are checked by their bytes, because a scan per page
- * made the client, not the bytes, the limit a replay measures (docs/performance.md, pass 25).
+ * made the client, not the bytes, the limit a replay measures (docs/performance.md, "What each row
+ * measures").
  * `acceptEncoding` asks for a compressed answer, which is decompressed as it arrives.
  */
 export async function variantPage(

@@ -1,5 +1,5 @@
 /**
- * The floor under the replay targets: what a bare replay server becomes once each page costs the
+ * The floor under the replay figures: what a bare replay server becomes once each page costs the
  * least that any server reading it from its file must spend. Each page is made before it is sent: its
  * share of the region's BGZF blocks is inflated by the server's own block inflater (bgzf.ts, each
  * block's CRC checked), and the page's bytes are written once into a buffer (from a 256 KB piece of
@@ -7,7 +7,7 @@
  * records; the last 8 KB exact, so the client finds the page token). No record is parsed and no JSON is built, so a server can only be slower than this
  * floor: a target above the floor's own ratio to the replay is beyond the machine, not the server.
  *
- * Where that work runs was measured (docs/performance.md, pass 32): on the replay's own thread, the
+ * Where that work runs was measured (docs/performance.md, "The floor"): on the replay's own thread, the
  * next page made as soon as the current one is handed to the socket (while the client reads it), the
  * floor came out ahead of a background thread at the idle policy two pages ahead (READS 0.85 against
  * 0.78 of the bare replay, P1 0.95 against 0.79), so that is what the floor does.

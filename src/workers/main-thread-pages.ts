@@ -4,8 +4,8 @@
  *
  * Why here and not in a page worker. On two cores the client reading a page takes one core and the
  * sending the other; a page worker is a third thread, and at the idle policy it builds only in the
- * gaps, set aside each time the main thread or the client wakes (docs/performance.md, passes 25, 30
- * and 32). A page of a 2,504-sample cohort (8 MB) now takes ~1 ms to build, and the kernel holds
+ * gaps, set aside each time the main thread or the client wakes (docs/performance.md, "Why: two
+ * cores, three busy threads"). A page of a 2,504-sample cohort (8 MB) now takes ~1 ms to build, and the kernel holds
  * several megabytes of a page handed to it: the main thread builds the next page while the kernel
  * sends this one, and the client finds it whole when it asks. A page built so takes the main thread
  * from other requests for about a millisecond, no longer than writing it does.

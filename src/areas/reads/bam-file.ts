@@ -3,7 +3,7 @@
  * bytes of the file (the alignment writer reads its fields from there). The BGZF blocks are read in
  * bounded slices and inflated a few at a time, so a page that stops early pays for neither the rest of
  * the file nor a whole index chunk (@gmod/bam inflates and decodes every record of every chunk of a
- * region before the first can be used; see the README, "How read pages are built").
+ * region before the first can be used; see docs/performance.md, "Read pages").
  */
 import type { GenericFilehandle } from 'generic-filehandle2';
 import { blockSizeAt, inflateBlocks, type VirtualOffset } from '../variants/bgzf.js';

@@ -10,7 +10,7 @@ import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.j
  * page workers. A page of 100 short reads (~120 KB, the default page size) is ~0.1 ms of building,
  * less than the two hand-overs between threads a page built in a worker costs (a message each way,
  * each waking a thread): on the main thread such pages came ~20% faster, with less CPU in all; from
- * 200 reads a page the worker's building beside the sending wins (docs/performance.md, pass 30).
+ * 200 reads a page the worker's building beside the sending wins (docs/performance.md, "Read pages").
  */
 export const MAIN_THREAD_MAX_READS = 128;
 

@@ -5,8 +5,8 @@
  * name and id), only the requested samples' columns are looked at, and the JSON of a sample column
  * that repeats (GT-only files: "0|0" again and again) is reused.
  *
- * The hot path (every call of a 1000-Genomes-like cohort, the README, "How variant pages are built fast") scans the
- * line as bytes and copies whole runs of calls at once: for a short column text that keeps coming back
+ * The hot path (every call of a 1000-Genomes-like cohort, docs/performance.md, "Variant pages") scans
+ * the line as bytes and copies whole runs of calls at once: for a short column text that keeps coming back
  * ("0|0"), the calls of every sample with that text are precomputed as one byte string, so a run of
  * neighbouring samples with the same genotype is one copy. Output goes into large buffers handed to
  * the socket as they fill (ByteChunks).
@@ -579,7 +579,7 @@ export class VariantWriter {
    * The calls of one line: its sample columns start after the tab at `formatEnd`. The line is read as
    * bytes and the calls of neighbouring samples with the same short text are copied as one run: on a
    * 2,504-sample GT-only cohort this took the server from ~1.7 M to ~10 M calls/s (no HTTP; the
-   * call-by-call writer on strings before, the README, "How variant pages are built fast").
+   * call-by-call writer on strings before, docs/performance.md, "Variant pages").
    */
   private calls(line: LineBytes, formatStart: number, formatEnd: number, samples: number[] | 'all', form: NamingForm, out: ByteChunks): void {
     const { bytes, lineEnd } = line;

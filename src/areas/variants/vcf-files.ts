@@ -54,7 +54,7 @@ export class VcfFileCache {
  * A data line of a VCF, with the fields the scan itself needs parsed from its bytes. The line stays
  * as bytes (`bytes[lineStart, lineEnd)`): the variant writer reads the sample columns from there
  * without decoding a 10 KB line of a 2,504-sample cohort into a string (part of the step from ~1.7
- * to ~10 M calls/s in the README, "How variant pages are built fast").
+ * to ~10 M calls/s in docs/performance.md, "Variant pages").
  */
 export class RawRecord {
   constructor(

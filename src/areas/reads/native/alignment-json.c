@@ -11,7 +11,7 @@
  *
  * Why it exists: writing ~1.2 KB of JSON per read was ~0.7 us of the page worker's ~1.5 us a read in
  * TypeScript, and the loop around it ~0.2 us, the largest parts of the bound on paging reads
- * (docs/performance.md, pass 28).
+ * (docs/performance.md, "Read pages").
  */
 #include <node_api.h>
 #include <pthread.h>
