@@ -254,9 +254,9 @@ export class StreamSlots {
 export const streamSlotsOf = (limits: ServerLimits) => new StreamSlots(limits.maxStreams, limits.streamWaitMs);
 
 /**
- * Streams waiting for their next slice of work, served one per turn of the event loop: however many
- * large responses are being written, a turn holds at most one slice, so new connections are accepted
- * and small requests answered between any two slices.
+ * Large responses waiting for their next slice of work (a stream's next stretch, a whole page's
+ * write), served one per turn of the event loop: however many are being written, a turn holds at most
+ * one slice, so new connections are accepted and small requests answered between any two slices.
  */
 export class SliceQueue {
   private readonly waiting: Array<() => void> = [];

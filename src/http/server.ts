@@ -160,6 +160,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       case 'bytes': {
         if (!reply.large) return body.whole(200, headers, reply.chunks(form));
         const release = await takeSlot(res, reply);
+        // Handed to the socket in a turn of its own, as a stream's large pieces are: the write of a
+        // page is megabytes of copying, and several in one turn kept new connections waiting.
+        await slices.next();
         const sent = new Promise<void>((resolve) => finished(res, () => resolve()));
         void sent.then(release);
         const size = await body.whole(200, headers, reply.chunks(form));
