@@ -1,7 +1,7 @@
 /** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
 import { allMigrations, areas, routesOfAreas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
-import { StreamSlots } from './http/limits.js';
+import { streamSlotsOf, type StreamSlots } from './http/limits.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
@@ -11,11 +11,17 @@ import { pageWorkerPool } from './workers/pool.js';
 /** The longest a page built ahead of its request is kept (and never longer than the registry cache time). */
 const READ_AHEAD_HOLD_MS = 10_000;
 
-export async function startServer(location: string, config: ServerConfig): Promise<RunningServer> {
+/**
+ * `streams`: the slots of large responses, shared by the HTTP layer, which takes them, and the page
+ * builders, which build no page ahead while all are taken (given by a test that watches their line).
+ */
+export async function startServer(
+  location: string,
+  config: ServerConfig,
+  streams: StreamSlots = streamSlotsOf(config.limits),
+): Promise<RunningServer> {
   const registry = await openRegistry(location, allMigrations());
   const cleanups: Array<() => void | Promise<void>> = [];
-  // Shared by the HTTP layer, which takes them, and the page workers, which build no page ahead while all are taken.
-  const streams = new StreamSlots(config.limits.maxStreams);
   const readAhead = { maxBytes: config.readAheadBytes, holdMs: Math.min(READ_AHEAD_HOLD_MS, config.registryCacheMs) };
   const pageWorkers =
     config.pageWorkers > 0

@@ -39,8 +39,10 @@ export interface ServerLimits {
   maxHeaderBytes: number;
   /** Connections open at once; one more is answered 503 and closed. */
   maxConnections: number;
-  /** Large (streamed) responses written at once; beyond, 503 with Retry-After. */
+  /** Large (streamed) responses written at once; beyond, a request waits its turn for a slot. */
   maxStreams: number;
+  /** How long a request waits for one of those slots, in ms, before its 503 with Retry-After (0: none waits). */
+  streamWaitMs: number;
   /** Time a client has to send a request's headers, in ms (408 after; slowloris). */
   headersTimeoutMs: number;
   /** Time a client has to send a whole request, body included, in ms (408 after). */
@@ -64,6 +66,7 @@ export function defaultServerLimits(): ServerLimits {
     maxHeaderBytes: 16 * 1024,
     maxConnections: 1000,
     maxStreams: 8,
+    streamWaitMs: 10_000,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 5_000,

@@ -221,6 +221,34 @@ describe('main-thread pages built ahead', () => {
     another();
   });
 
+  it('answer one request at a time here: one that comes while a page is built here for another goes to the page workers', async () => {
+    const service = variantService(registry, { ...defaultPagingLimits, maxPageSize: 5000 }, 60_000);
+    const pages = mainThreadPages({ maxBytes: 0, holdMs: 60_000 }, new StreamSlots(8));
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const { answersHere, run } = pages.operation({
+      // The first page's start waits for the test: its build is under way meanwhile.
+      start: async (request: SearchVariantsQuery) => {
+        await opened;
+        return service.searchVariants(request);
+      },
+      registration: (request: SearchVariantsQuery) => service.registrationOf(request.variantSetId),
+    });
+    const query = variantsRequest('brca', 150);
+    const other = variantsRequest('brca', 10);
+    assert.equal(answersHere(query, 'camel'), true, 'nothing else is being written or built');
+    const building = run(query, 'camel');
+    assert.equal(answersHere(other, 'camel'), false, 'a page is being built here');
+    open();
+    assert.equal((await building).kind, 'bytes');
+    assert.equal(answersHere(other, 'camel'), true, 'built, and no large reply is being written');
+    // A build that fails gives way too.
+    const missing = run(variantsRequest('nope', 10), 'camel');
+    assert.equal(answersHere(other, 'camel'), false);
+    await assert.rejects(missing, (e: unknown) => e instanceof GAException && e.status === 404);
+    assert.equal(answersHere(other, 'camel'), true);
+  });
+
   it('are not built beyond the memory bound, nor kept past the hold time', async () => {
     const query = variantsRequest('brca', 150);
     const small = harness({ maxBytes: 16 * 1024 }); // a page of 150 variants is larger

@@ -4,15 +4,31 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import type net from 'node:net';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
-import { defaultServerLimits } from '../src/config.js';
-import { LARGE_PIECE, SliceQueue, yieldingSink } from '../src/http/limits.js';
-import { copyFixture, decoded, idOf, newRegistry, raw, SCHED_IDLE, SCHED_OTHER, schedulingOfThread, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { connect, rawPost, readResponse } from './raw-http.js';
+import { startServer } from '../src/app.js';
+import { defaultServerConfig, defaultServerLimits } from '../src/config.js';
+import { LARGE_PIECE, SliceQueue, StreamSlots, yieldingSink } from '../src/http/limits.js';
+import {
+  atEnd,
+  copyFixture,
+  decoded,
+  idOf,
+  newRegistry,
+  raw,
+  SCHED_IDLE,
+  SCHED_OTHER,
+  schedulingOfThread,
+  startServeProcess,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from './helpers.js';
+import { connect, rawExchange, rawPost, readResponse } from './raw-http.js';
 
 const SAMPLES = 300;
 const RECORDS = 400;
@@ -30,6 +46,8 @@ function writeCohort(file: string): void {
 }
 
 let location: string;
+/** Pages of the whole cohort: tens of megabytes, so a client that stops reading one holds its slot. */
+const WHOLE_PAGES = { defaultPageSize: 100, maxPageSize: 1000, pageByteBudget: 64 * 1024 * 1024 };
 const request = { variantSetId: idOf('d', 'vs', 'cohort'), referenceName: '1', start: 0, end: 20_000, pageSize: 1000 };
 
 before(async () => {
@@ -55,12 +73,13 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
   before(async () => {
     server = await startTestServer(location, {
       pageWorkers,
-      limits: { ...defaultServerLimits(), maxStreams: 1 },
-      paging: { defaultPageSize: 100, maxPageSize: 1000, pageByteBudget: 64 * 1024 * 1024 },
+      // Refused at once rather than waiting in line (see 'waiting for a slot' for the wait).
+      limits: { ...defaultServerLimits(), maxStreams: 1, streamWaitMs: 0 },
+      paging: WHOLE_PAGES,
     });
   });
 
-  it('answers one over --max-streams with 503 and Retry-After, and serves again once the slot is free', async () => {
+  it('answers one over --max-streams with 503 and Retry-After (--stream-wait-ms 0), and serves again once the slot is free', async () => {
     // A client that asks for a page of every call and stops reading it holds the only slot. It stops
     // once the answer has begun: the slot is taken before the first byte, and on a loaded machine (the
     // page worker runs below everything else) no fixed wait is sure to be long enough.
@@ -131,6 +150,121 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
     const byId = await server.get(`/variants/${one.json.variants[0].id}`);
     assert.equal(byId.status, 200, byId.text);
     assert.deepEqual(byId.json, one.json.variants[0]);
+  });
+});
+
+/** A client asking for a page of every call that reads only the first bytes of its answer, and so keeps its slot. */
+interface Holder {
+  socket: net.Socket;
+  /** The first bytes of the answer. */
+  head: Promise<string>;
+  answered: boolean;
+}
+
+async function askAndHold(url: string): Promise<Holder> {
+  const socket = await connect(url);
+  const holder: Holder = { socket, head: Promise.resolve(''), answered: false };
+  holder.head = new Promise<string>((resolve, reject) => {
+    socket.once('data', (data) => {
+      socket.pause();
+      holder.answered = true;
+      resolve(data.toString('latin1'));
+    });
+    socket.once('close', () => reject(new Error('the connection closed before an answer')));
+  });
+  holder.head.catch(() => {}); // a holder hung up by the test never answers
+  socket.write(rawPost('/variants/search', JSON.stringify(request)));
+  return holder;
+}
+
+/** Resolves once `count` requests wait in line for a slot. */
+async function untilWaiting(slots: StreamSlots, count: number): Promise<void> {
+  while (slots.waiting() !== count) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/**
+ * Hangs up on `first`, which frees its slot, then on each client in `line` once it is answered: the
+ * names in the order they were served. Each holds its slot until hung up, so no other can be answered
+ * meanwhile.
+ */
+async function servedOrder(first: Holder, line: Map<string, Holder>): Promise<string[]> {
+  const order: string[] = [];
+  let serving = first;
+  while (line.size) {
+    serving.socket.destroy();
+    const [name, head] = await Promise.race([...line].map(([name, h]) => h.head.then((head) => [name, head] as const)));
+    assert.match(head, /^HTTP\/1.1 200 /, `${name}: ${head.slice(0, 200)}`);
+    serving = line.get(name)!;
+    line.delete(name);
+    assert.deepEqual([...line].filter(([, h]) => h.answered).map(([other]) => other), [], `answered while ${name} holds the slot`);
+    order.push(name);
+  }
+  serving.socket.destroy();
+  return order;
+}
+
+describe('waiting for a slot', () => {
+  /** A server with one slot for large responses, whose line the test watches. */
+  async function oneSlot(pageWorkers: number, waitMs: number) {
+    const slots = new StreamSlots(1, waitMs);
+    const config = { ...defaultServerConfig(), port: 0, pageWorkers, paging: WHOLE_PAGES, limits: { ...defaultServerLimits(), maxStreams: 1, streamWaitMs: waitMs } };
+    const server = await startServer(location, config, slots);
+    atEnd(() => server.close());
+    return { url: server.url, slots };
+  }
+
+  for (const pageWorkers of [1, 0]) {
+    it(`serves the requests waiting for the only slot in the order they came, none refused (--page-workers ${pageWorkers})`, async () => {
+      const { url, slots } = await oneSlot(pageWorkers, 60_000);
+      const first = await askAndHold(url);
+      await first.head;
+      const line = new Map<string, Holder>();
+      for (const name of ['b', 'c', 'd']) {
+        line.set(name, await askAndHold(url));
+        await untilWaiting(slots, line.size);
+      }
+      assert.deepEqual(await servedOrder(first, line), ['b', 'c', 'd']);
+    });
+  }
+
+  it('gives the place of a client that hung up while waiting to those behind it, and refuses at once beyond a full line', async () => {
+    const { url, slots } = await oneSlot(1, 60_000);
+    const first = await askAndHold(url);
+    await first.head;
+    const line = new Map<string, Holder>();
+    for (const name of ['b', 'c', 'd', 'e']) {
+      line.set(name, await askAndHold(url));
+      await untilWaiting(slots, line.size);
+    }
+    // Four wait for the one slot (WAITING_PER_SLOT): a fifth is refused without waiting its minute.
+    const refused = await rawExchange(url, rawPost('/variants/search', JSON.stringify({ ...request, pageSize: 1 })), 30_000);
+    assert.equal(refused.status, 503, refused.body);
+    assert.equal(refused.json.errorCode, 22);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.match(refused.json.message, /1 large responses, its limit, and 4 more wait for one/);
+
+    line.get('c')!.socket.destroy();
+    line.delete('c');
+    await untilWaiting(slots, 3);
+    line.set('f', await askAndHold(url));
+    await untilWaiting(slots, 4);
+    assert.deepEqual(await servedOrder(first, line), ['b', 'd', 'e', 'f']);
+  });
+
+  it('answers 503 with Retry-After once --stream-wait-ms has passed without a free slot', async () => {
+    const served = await startServeProcess(location, '--max-streams', '1', '--stream-wait-ms', '200', '--page-byte-budget', String(WHOLE_PAGES.pageByteBudget));
+    const first = await askAndHold(served.url);
+    await first.head;
+    const refused = await rawExchange(served.url, rawPost('/variants/search', JSON.stringify({ ...request, pageSize: 1 })), 30_000);
+    assert.equal(refused.status, 503, refused.body);
+    assert.equal(refused.json.errorCode, 22);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.match(refused.json.message, /1 large responses, its limit, and none became free within 200 ms/);
+    first.socket.destroy();
+    // The slot is free again: the next request is served.
+    const again = await rawExchange(served.url, rawPost('/variants/search', JSON.stringify({ ...request, pageSize: 1 })), 30_000);
+    assert.equal(again.status, 200, again.body);
+    assert.equal(again.json.variants[0].calls.length, SAMPLES);
   });
 });
 

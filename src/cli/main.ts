@@ -147,7 +147,8 @@ function serveCommand(program: Command): void {
     .option('--max-json-depth <n>', 'deepest nesting of objects and arrays in a request body (at most 512)', integerAtLeast(1), defaults.limits.maxJsonDepth)
     .option('--max-header-bytes <bytes>', 'largest request line (URL) and headers together (431 beyond)', integerAtLeast(1024), defaults.limits.maxHeaderBytes)
     .option('--max-connections <n>', 'connections open at once; one more is answered 503 and closed', integerAtLeast(1), defaults.limits.maxConnections)
-    .option('--max-streams <n>', 'large responses (variant and read pages) written at once; beyond, 503 with Retry-After', integerAtLeast(1), defaults.limits.maxStreams)
+    .option('--max-streams <n>', 'large responses (variant and read pages) written at once; beyond, a request waits its turn', integerAtLeast(1), defaults.limits.maxStreams)
+    .option('--stream-wait-ms <ms>', 'how long a request for a large response waits for a --max-streams slot, first come first served, before 503 with Retry-After (0: refused at once)', integerAtLeast(0), defaults.limits.streamWaitMs)
     .option('--headers-timeout-ms <ms>', 'time a client has to send its request headers (408 after)', integerAtLeast(100), defaults.limits.headersTimeoutMs)
     .option('--request-timeout-ms <ms>', 'time a client has to send a whole request (408 after)', integerAtLeast(100), defaults.limits.requestTimeoutMs)
     .option('--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept', integerAtLeast(1), defaults.limits.keepAliveTimeoutMs)
@@ -181,6 +182,7 @@ function serveCommand(program: Command): void {
             maxHeaderBytes: opts.maxHeaderBytes,
             maxConnections: opts.maxConnections,
             maxStreams: opts.maxStreams,
+            streamWaitMs: opts.streamWaitMs,
             headersTimeoutMs: opts.headersTimeoutMs,
             requestTimeoutMs: opts.requestTimeoutMs,
             keepAliveTimeoutMs: opts.keepAliveTimeoutMs,

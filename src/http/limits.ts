@@ -6,6 +6,7 @@
  */
 import type http from 'node:http';
 import type { Socket } from 'node:net';
+import type { ServerLimits } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, type JsonSink } from '../protocol/reply.js';
 import type { NamingForm } from '../protocol/schema.js';
@@ -151,14 +152,29 @@ export class TokenBuckets {
 }
 
 /**
- * Large (streamed) responses being written at once. Beyond the cap a request is refused with `503`
- * and Retry-After rather than queued: every client then waits less, and a busy server says so.
+ * How many requests for a large response may wait for a slot, per slot. A waiting reply holds what
+ * was built of it before it asked (at most 4 MB handed over by a page worker, or a whole page built
+ * on the main thread), so the queue is bounded like the slots themselves: 8 slots, at most 32 waiting.
+ */
+const WAITING_PER_SLOT = 4;
+
+/**
+ * Large (streamed) responses being written at once. Beyond the cap a request waits for a slot, first
+ * come first served, for at most `waitMs`: a freed slot goes to the request that has waited longest,
+ * never to whichever client happens to ask again first. Once the wait is over, or when the queue is
+ * full, the request is refused with `503` and Retry-After; with `waitMs` 0 it is refused at once.
  */
 export class StreamSlots {
   private used = 0;
+  /** The requests waiting for a slot, in arrival order; each is handed its slot's release. */
+  private readonly queue: Array<(release: () => void) => void> = [];
   private readonly listeners: Array<(atLimit: boolean) => void> = [];
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly waitMs = 0,
+    private readonly maxWaiting = waitMs > 0 ? max * WAITING_PER_SLOT : 0,
+  ) {}
 
   /** Calls `listener` each time every slot becomes taken (true) or one becomes free again (false). */
   watch(listener: (atLimit: boolean) => void): void {
@@ -170,23 +186,63 @@ export class StreamSlots {
     return this.used;
   }
 
-  /** Takes a slot (returning its release, to call once) or throws the 503. */
+  /** How many requests wait for a slot. */
+  waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Takes a free slot (returning its release, to call once) or throws the 503 at once. */
   take(): () => void {
-    if (this.used >= this.max) {
-      throw GAException.retryLater(
-        'unavailable',
-        `the server is writing ${this.max} large responses, its limit; try again shortly`,
-        1,
-      );
-    }
+    if (this.used >= this.max) throw this.refusal('');
     if (++this.used === this.max) this.tell(true);
+    return this.release();
+  }
+
+  /**
+   * Takes a slot, waiting in line for one when all are taken; rejects with the 503 once `waitMs` has
+   * passed or when the line is full, and with the signal's reason once `leave` aborts (the client
+   * went away): its place in line goes at once to those behind it.
+   */
+  takeInTurn(leave: AbortSignal): Promise<() => void> {
+    // A slot is free only while nobody waits: a freed slot passes straight to the first in line.
+    if (this.used < this.max) return Promise.resolve(this.take());
+    if (this.queue.length >= this.maxWaiting) {
+      return Promise.reject(this.refusal(this.maxWaiting > 0 ? `, and ${this.maxWaiting} more wait for one` : ''));
+    }
+    if (leave.aborted) return Promise.reject(leave.reason);
+    return new Promise((resolve, reject) => {
+      const served = (release: () => void) => {
+        clearTimeout(timer);
+        leave.removeEventListener('abort', left);
+        resolve(release);
+      };
+      const leaveQueue = (error: unknown) => {
+        this.queue.splice(this.queue.indexOf(served), 1);
+        leave.removeEventListener('abort', left);
+        clearTimeout(timer);
+        reject(error);
+      };
+      const left = () => leaveQueue(leave.reason);
+      const timer = setTimeout(() => leaveQueue(this.refusal(`, and none became free within ${this.waitMs} ms`)), this.waitMs);
+      leave.addEventListener('abort', left, { once: true });
+      this.queue.push(served);
+    });
+  }
+
+  /** The release of a taken slot: it passes the slot to the first in line, or frees it. */
+  private release(): () => void {
     let released = false;
     return () => {
-      if (!released) {
-        released = true;
-        if (this.used-- === this.max) this.tell(false);
-      }
+      if (released) return;
+      released = true;
+      const next = this.queue.shift();
+      if (next) next(this.release());
+      else if (this.used-- === this.max) this.tell(false);
     };
+  }
+
+  private refusal(why: string): GAException {
+    return GAException.retryLater('unavailable', `the server is writing ${this.max} large responses, its limit${why}; try again shortly`, 1);
   }
 
   private tell(atLimit: boolean): void {
@@ -194,10 +250,13 @@ export class StreamSlots {
   }
 }
 
+/** The slots of large responses a server with these limits has (`--max-streams`, `--stream-wait-ms`). */
+export const streamSlotsOf = (limits: ServerLimits) => new StreamSlots(limits.maxStreams, limits.streamWaitMs);
+
 /**
- * Streams waiting for their next slice of work, served one per turn of the event loop: however many
- * large responses are being written, a turn holds at most one slice, so new connections are accepted
- * and small requests answered between any two slices.
+ * Large responses waiting for their next slice of work (a stream's next stretch, a whole page's
+ * write), served one per turn of the event loop: however many are being written, a turn holds at most
+ * one slice, so new connections are accepted and small requests answered between any two slices.
  */
 export class SliceQueue {
   private readonly waiting: Array<() => void> = [];

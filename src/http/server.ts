@@ -13,7 +13,7 @@ import { writeError, writeRecord, writeSearchPage, type ContentCoding, type Json
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
 import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
-import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
+import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -122,19 +122,28 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
   };
 }
 
-export function createHttpHandler(routes: Route[], config: ServerConfig, streams = new StreamSlots(config.limits.maxStreams)) {
+export function createHttpHandler(routes: Route[], config: ServerConfig, streams = streamSlotsOf(config.limits)) {
   const router = buildRouter(routes);
   const slices = new SliceQueue();
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
-  /** A slot for a large reply (503 with Retry-After when all are taken), before anything is written. */
-  function takeSlot(reply: { abandon?(): void }): () => void {
+  /**
+   * A slot for a large reply, before anything is written: it waits its turn while all are taken (a
+   * 503 with Retry-After once the wait is over), and leaves the line once its client has gone.
+   */
+  async function takeSlot(res: http.ServerResponse, reply: { abandon?(): void }): Promise<() => void> {
+    const left = new AbortController();
+    const gone = () => left.abort(new ClientWentAway('the client closed the connection while its reply waited for a slot'));
+    if (res.destroyed) gone();
+    else res.once('close', gone);
     try {
-      return streams.take();
+      return await streams.takeInTurn(left.signal);
     } catch (e) {
       reply.abandon?.();
       throw e;
+    } finally {
+      res.off('close', gone);
     }
   }
 
@@ -150,7 +159,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
       case 'bytes': {
         if (!reply.large) return body.whole(200, headers, reply.chunks(form));
-        const release = takeSlot(reply);
+        const release = await takeSlot(res, reply);
+        // Handed to the socket in a turn of its own, as a stream's large pieces are: the write of a
+        // page is megabytes of copying, and several in one turn kept new connections waiting.
+        await slices.next();
         const sent = new Promise<void>((resolve) => finished(res, () => resolve()));
         void sent.then(release);
         const size = await body.whole(200, headers, reply.chunks(form));
@@ -163,7 +175,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return body.whole(200, contentHeaders, [reply.body]);
       }
       case 'stream': {
-        const release = takeSlot(reply);
+        const release = await takeSlot(res, reply);
         try {
           const sink = reply.coded ? body.coded(200, headers, reply.coded) : body.stream(200, headers);
           await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);

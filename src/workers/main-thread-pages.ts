@@ -40,6 +40,9 @@ interface Operation<Request> {
   registration?(arg: Request): Promise<string>;
 }
 
+/** The longest stretch a page is built here before the event loop gets a turn (at its writer's pauses, every ~1 MB). */
+const BUILD_SLICE_MS = 4;
+
 /** Thrown into the build of a page ahead once it is no longer wanted. */
 const DROPPED = new Error('the page built ahead was dropped');
 
@@ -76,6 +79,8 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
   let atLimit = false;
   /** Builds ahead scheduled or under way (what a test waits for). */
   const building = new Set<Promise<unknown>>();
+  /** Requests being answered here whose pages are not yet handed to the HTTP layer. */
+  let answering = 0;
   load?.watch((now) => {
     atLimit = now;
     // Builds give way to the requests themselves; pages already built cost no CPU and stay.
@@ -85,15 +90,21 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
   /** Writes the page of `stream` into memory, counting its bytes on `count` as they come. */
   async function buildWhole(stream: JsonStream, form: NamingForm, count?: (bytes: number) => void): Promise<WholePage> {
     const page: WholePage = { pieces: [] };
+    let sliceStart = performance.now();
     try {
-      // No pause: the page is built at once, as the floor of the benchmark does; a page ends at the
-      // server's byte budget, so this is ~1 ms for the largest.
+      // Built at once, as the floor of the benchmark does: a page ends at the server's byte budget,
+      // so this is ~1 ms for the largest. The pauses let other connections in only when a build runs
+      // longer (the first pages after a start, before the code is optimised, took 50-100 ms each).
       await stream.write(
         {
           write(chunk) {
             const piece = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
             page.pieces.push(piece);
             count?.(piece.byteLength);
+          },
+          pause() {
+            if (performance.now() - sliceStart < BUILD_SLICE_MS) return;
+            return new Promise<void>((resolve) => setImmediate(resolve)).then(() => void (sliceStart = performance.now()));
           },
         },
         form,
@@ -195,17 +206,24 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
     operation<Request extends object>(operation: Operation<Request>) {
       /**
        * Whether a request is answered here: its page was built ahead, or the server writes no other
-       * large reply, so that its building takes no turn from another client's sending. Otherwise the
-       * page workers build it (P6 in docs/performance.md: with four clients paging, pages built on
-       * the main thread made a new connection wait several times as long).
+       * large reply and builds no other page here on request, so that its building takes no turn
+       * from another client's sending. Otherwise the page workers build it (P6 in
+       * docs/performance.md: with four clients paging, pages built on the main thread made a new
+       * connection wait several times as long; and the requests of many clients arriving together
+       * at an idle server, all built here one after another, held a new connection for 0.4 s).
        */
-      const answersHere = (arg: Request, form: NamingForm): boolean => ahead.has(keyOf(arg, form)) || (load?.taken() ?? 0) === 0;
+      const answersHere = (arg: Request, form: NamingForm): boolean => ahead.has(keyOf(arg, form)) || (answering === 0 && (load?.taken() ?? 0) === 0);
       const run = async (arg: Request, form: NamingForm): Promise<Reply> => {
         const readAhead = operation.registration !== undefined;
-        let page = readAhead ? await builtAhead(operation, keyOf(arg, form), arg) : undefined;
-        // Built on request: its checks and a damaged file answer the request's own error.
-        page ??= await buildWhole(await operation.start(arg), form);
-        const whole = page;
+        answering++;
+        let whole: WholePage;
+        try {
+          const page = readAhead ? await builtAhead(operation, keyOf(arg, form), arg) : undefined;
+          // Built on request: its checks and a damaged file answer the request's own error.
+          whole = page ?? (await buildWhole(await operation.start(arg), form));
+        } finally {
+          answering--;
+        }
         return {
           kind: 'bytes',
           large: true,
