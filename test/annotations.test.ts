@@ -17,7 +17,7 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import type { Registry } from '../src/registry/registry.js';
 import { backends } from './backends.js';
-import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
+import { bgzippedVcf, collectPages, copyFixture, idOf, newRegistry, registryBefore, servedAfterMigrating, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 const V = 'ga4gh-server/datasets/dataset1/variants';
@@ -101,6 +101,9 @@ function readVcf(file: string, field: string): { header: string[]; columns: stri
     });
   return { header, columns, records };
 }
+
+/** The values of a header's `##key=value` lines, by key. */
+const headerValues = (header: string[]) => (key: string) => header.filter((l) => l.startsWith(`##${key}=`)).map((l) => l.slice(key.length + 3));
 
 const vcfOf = (name: SetName) => (sets[name].vcf ? path.join(sets[name].file, sets[name].vcf) : sets[name].file);
 const data = Object.fromEntries(Object.keys(sets).map((n) => [n, readVcf(vcfOf(n as SetName), sets[n as SetName].field)])) as Record<
@@ -204,7 +207,12 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
         assert.ok(set.analysis.software[0].startsWith(sets[name].software), set.analysis.software[0]);
         const created = data[name].header.find((l) => l.startsWith('##created='))?.slice(10) ??
           data[name].header.find((l) => l.startsWith('##fileDate='))!.slice(11).replace(/^(\d{4})(\d\d)(\d\d)$/, '$1-$2-$3');
-        assert.equal(set.analysis.created, created);
+        assert.equal(set.analysis.created, `${created}T00:00:00Z`);
+        // The header's own name, description and software lines, as the reference server read them.
+        const lines = headerValues(data[name].header);
+        assert.equal(set.analysis.name, lines('name')[0] ?? setNameOf(name));
+        assert.equal(set.analysis.description, lines('description')[0]);
+        if (lines('software').length) assert.deepEqual(set.analysis.software, lines('software'));
         assert.deepEqual((await server.get(`/variantannotationsets/${set.id}`)).json, set);
       }
       const snpEff = (await server.get(`/variantannotationsets/${vasId('snpEffOr4f')}`)).json;
@@ -213,6 +221,35 @@ describe(`on ${backend.name}`, { skip: backend.skip }, () => {
       const vep = (await server.get(`/variantannotationsets/${vasId('vep82')}`)).json;
       assert.equal(vep.analysis.attributes.attr.sift.values[0].stringValue, 'sift5.2.2');
       assert.equal(vep.analysis.attributes.attr.gencode.values[0].stringValue, 'GENCODE 19');
+    });
+
+    it('migrates the analysis of sets registered before to what their header gives a load now', async () => {
+      // A registry as the migrations before 'variant annotation analysis from the header' left it, with
+      // the compliance VCFs bgzipped and indexed by bgzip and tabix, and each set's analysis as the loader
+      // wrote it then: named after the set, software from the annotator's line, the date as written.
+      const location = await backend.newLocation(dir);
+      const old = await registryBefore(location, 'variant annotation analysis from the header');
+      await addDataset(old.registry, 'ds');
+      await loadReferenceSet(old.registry, path.join(ncbi37, 'NCBI37.fa.gz'), {});
+      const names = ['brca1Or4f', 'brca1Wash'] as const;
+      for (const name of names) {
+        const vcf = bgzippedVcf(dir, `${setNameOf(name)}.vcf.gz`, fs.readFileSync(sets[name].file, 'utf8'));
+        await loadVariantSet(old.registry, 'ds', [vcf], { referenceset: 'NCBI37', allowMissingContigs: true });
+        const lines = headerValues(data[name].header);
+        const analysis = { name: setNameOf(name), created: lines('created')[0], type: 'variant annotation', software: [`SnpEff ${JSON.parse(lines('SnpEffVersion')[0])}`] };
+        await old.registry.db.updateTable('variant_annotation_set').set({ analysis: JSON.stringify(analysis) }).where('name', '=', setNameOf(name)).execute();
+      }
+      await old.registry.close();
+      const migrated = await servedAfterMigrating(location, ['variant annotation analysis from the header']);
+      for (const name of names) {
+        const set = (await migrated.get(`/variantannotationsets/${vasId(name)}`)).json;
+        const lines = headerValues(data[name].header);
+        assert.deepEqual(
+          [set.analysis.name, set.analysis.description, set.analysis.created, set.analysis.software],
+          [lines('name')[0], lines('description')[0], `${lines('created')[0]}T00:00:00Z`, lines('software')],
+        );
+        assert.deepEqual(set.analysis, (await server.get(`/variantannotationsets/${vasId(name)}`)).json.analysis, 'as a load now gives it');
+      }
     });
 
     it('registers none with --no-annotations; unknown ids are 404', async () => {

@@ -16,9 +16,7 @@ import { readOboTerms } from '../src/areas/ontologies/obo.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { oboSubclasses, readGffLines, writeContigFasta, type GffLine } from './annotation-fixture.js';
 import { backends } from './backends.js';
-import { allMigrations } from '../src/areas/index.js';
-import { migrateRegistry } from '../src/registry/registry.js';
-import { atEnd, collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { collectPages, copyFixture, idOf, newRegistry, registryBefore, servedAfterMigrating, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 const ANNOTATIONS = 'ga4gh-server/datasets/dataset1/sequenceAnnotations';
@@ -31,6 +29,21 @@ const files = {
   obo: copyFixture('compliance/so-xp-simple.obo', dir),
   fasta: copyFixture('compliance/ref_brca1.fa', dir),
 };
+/** Lines without ID (keys made from parent or sequence, type and span; one repeated) and Names absent, empty or given. */
+const idless = path.join(dir, 'idless.gff3');
+fs.writeFileSync(
+  idless,
+  [
+    '##gff-version 3',
+    'chrI\ttest\tgene\t100\t900\t.\t+\t.\tID=g1',
+    'chrI\ttest\texon\t100\t200\t.\t+\t.\tParent=g1',
+    'chrI\ttest\texon\t100\t200\t.\t+\t.\tParent=g1',
+    'chrI\ttest\tregion\t300\t400\t.\t+\t.\tnote=no ID and no parent',
+    'chrI\ttest\tmRNA\t100\t900\t.\t+\t.\tID=t1;Parent=g1;Name=',
+    'chrI\ttest\tCDS\t150\t200\t.\t+\t0\tID=cds1;Parent=t1;Name=CDS one',
+    '',
+  ].join('\n'),
+);
 const gencodeGz = path.join(dir, 'gencode-copy.gff3.gz');
 fs.writeFileSync(gencodeGz, zlib.gzipSync(fs.readFileSync(files.gencode)));
 const contigs = writeContigFasta(
@@ -44,6 +57,7 @@ const lines = {
   sacCer: readGffLines(files.sacCer),
   special: readGffLines(files.special),
   discontinuous: readGffLines(files.discontinuous),
+  idless: readGffLines(idless),
 };
 const so = oboSubclasses(files.obo);
 
@@ -85,6 +99,7 @@ for (const backend of backends) {
       await loadFeatureSet(registry, 'ds', files.sacCer, { referenceSet: 'contigs', ontology: 'so', name: 'sacCer' });
       await loadFeatureSet(registry, 'ds', files.special, { referenceSet: 'contigs', name: 'special' });
       await loadFeatureSet(registry, 'ds', files.discontinuous, { referenceSet: 'contigs', name: 'discontinuous' });
+      await loadFeatureSet(registry, 'other', idless, { referenceSet: 'contigs', name: 'idless' });
       // Another area's features through the shared load path: no locations, one with a parent.
       await registry.db.transaction().execute((trx) =>
         insertFeatureSet(
@@ -150,6 +165,9 @@ for (const backend of backends) {
         assert.equal(f.end, line.end);
         assert.equal(f.strand, line.strand === '-' ? 'NEG_STRAND' : 'POS_STRAND');
         assert.equal(f.geneSymbol, line.attrs.gene_name[0]);
+        // GENCODE lines carry no Name: a feature is named by its ID.
+        assert.equal(line.attrs.Name, undefined);
+        assert.equal(f.name, line.attrs.ID[0]);
         assert.equal(f.featureSetId, setId('brca1'));
         assert.equal(f.featureType.termId, so.byName.get(line.type));
         assert.deepEqual(f.attributes.attr.gene_id, { values: [{ stringValue: line.attrs.gene_id[0] }] });
@@ -198,6 +216,16 @@ for (const backend of backends) {
       assert.ok(named.length > 0);
       const byName = await all({ featureSetId: setId('sacCer'), name: 'YAL069W' });
       assert.deepEqual(byName.map((f) => [f.name, f.start, f.end]), named.map((l) => ['YAL069W', l.start, l.end]));
+      // A feature without Name is found by its ID, as clients of the reference server search GENCODE.
+      const transcript = lines.brca1.find((l) => l.type === 'transcript')!.attrs.ID[0];
+      const byId = await all({ featureSetId: setId('brca1'), name: transcript });
+      assert.deepEqual(byId.map((f) => [f.id, f.name]), [[featureId('brca1', transcript), transcript]]);
+      // A line without ID has no ID to be named by; a Name given wins, an empty one is none.
+      const idlessFeatures = await all({ featureSetId: idOf('other', 'fs', 'idless') });
+      assert.deepEqual(
+        idlessFeatures.map((f) => [f.featureType.term, f.start, f.name]),
+        [...lines.idless].sort((a, b) => a.start - b.start).map((l) => [l.type, l.start, l.attrs.Name?.[0] || l.attrs.ID?.[0]]),
+      );
       // The gene's Name is the symbol of its descendants in a file without gene_name.
       const gene = lines.sacCer.find((l) => l.type === 'gene' && l.attrs.Name)!;
       const descendants = new Set([gene.attrs.ID[0]]);
@@ -303,7 +331,7 @@ for (const backend of backends) {
       const mrna = (await server.get(`/features/${featureId('discontinuous', 'apidb|rna_MAL13P1.103-1')}`)).json;
       assert.equal(mrna.childIds.filter((c: string) => c === record.id).length, 1);
 
-      // Lines without ID get stable keys and still link to their parent; an empty Name is no name.
+      // Lines without ID get stable keys and still link to their parent; an empty Name is no Name.
       const special = await all({ featureSetId: setId('special'), referenceName: '2L', start: 0, end: 30_000_000 });
       const parts = special.filter((f) => f.featureType.term === 'match_part');
       assert.equal(parts.length, lines.special.filter((l) => l.seqid === '2L' && l.type === 'match_part').length);
@@ -311,7 +339,7 @@ for (const backend of backends) {
       const again = await all({ featureSetId: setId('special'), referenceName: '2L', start: 0, end: 30_000_000 });
       assert.deepEqual(again.map((f) => f.id), special.map((f) => f.id));
       const tm = (await server.get(`/features/${featureId('special', 'tmRNA')}`)).json;
-      assert.equal(tm.name, undefined);
+      assert.equal(tm.name, 'tmRNA');
       assert.deepEqual(tm.attributes.attr.Note, { values: [{ stringValue: 'regulatory ncRNA' }] });
       const region = (await server.get(`/features/${featureId('special', 'id1588083')}`)).json;
       assert.deepEqual(region.attributes.attr.country, { values: [{ stringValue: 'United Kingdom: Great Britain' }] });
@@ -321,7 +349,7 @@ for (const backend of backends) {
       // A registry as the migrations before 'feature attributes in wire form' left it, with rows as they
       // were written then: attributes as the JSON of their lists (more rows than one migration batch).
       const location = await backend.newLocation(dir);
-      const old = await migrateRegistry(location, allMigrations().filter((m) => m.name !== 'feature attributes in wire form'));
+      const old = await registryBefore(location, 'feature attributes in wire form');
       const now = new Date().toISOString();
       await old.registry.db.insertInto('dataset').values({ name: 'ds', description: null, created_at: now }).execute();
       await old.registry.db
@@ -341,11 +369,7 @@ for (const backend of backends) {
       await old.registry.db.updateTable('feature_set').set({ feature_count: rows.length, longest: '{"chr1":5}' }).execute();
       await old.registry.close();
 
-      const { registry, applied } = await migrateRegistry(location, allMigrations());
-      atEnd(() => registry.close());
-      assert.deepEqual(applied.map((m) => m.name), ['feature attributes in wire form']);
-      const migrated = await startTestServer(location);
-      atEnd(() => migrated.close());
+      const migrated = await servedAfterMigrating(location, ['feature attributes in wire form']);
       const features = (await collectPages(migrated, '/features/search', { featureSetId: idOf('ds', 'fs', 'old'), referenceName: 'chr1', start: 0, end: 50_000, pageSize: 1000 }, 'features')).records;
       assert.equal(features.length, rows.length);
       features.forEach((f: any, i: number) => {
@@ -355,6 +379,54 @@ for (const backend of backends) {
         assert.deepEqual(f.attributes, expected, `feature ${i}`);
         assert.equal(f.id, idOf('ds', 'fs', 'old', rows[i].key));
       });
+    });
+
+    it('names the features of a registry made before features were named by their ID, as a load now does', async () => {
+      // A registry as the migrations before 'features named by their ID' left it, its sets loaded as
+      // the loader did then: a feature's name from a Name value only.
+      const location = await backend.newLocation(dir);
+      const old = await registryBefore(location, 'features named by their ID');
+      await addDataset(old.registry, 'ds');
+      await addDataset(old.registry, 'other');
+      await loadReferenceSet(old.registry, files.fasta, { name: 'hg37' });
+      await loadReferenceSet(old.registry, contigs, { name: 'contigs' });
+      const header: Record<string, string> = {};
+      await addOntology(old.registry, 'so', files.obo, readOboTerms(files.obo, header), header);
+      const loads = [
+        { dataset: 'ds', name: 'brca1', lines: lines.brca1, file: files.brca1, options: { referenceSet: 'hg37', ontology: 'so', sourceUri: 'https://example.org/brca1.gff3' } },
+        { dataset: 'ds', name: 'special', lines: lines.special, file: files.special, options: { referenceSet: 'contigs' } },
+        { dataset: 'other', name: 'idless', lines: lines.idless, file: idless, options: { referenceSet: 'contigs' } },
+      ];
+      for (const load of loads) {
+        await loadFeatureSet(old.registry, load.dataset, load.file, { ...load.options, name: load.name });
+        const unnamed = load.lines.filter((l) => l.attrs.ID?.[0] && !l.attrs.Name?.[0]).map((l) => l.attrs.ID[0]);
+        const set = await old.registry.db.selectFrom('feature_set').select('id').where('dataset_name', '=', load.dataset).where('name', '=', load.name).executeTakeFirstOrThrow();
+        for (let i = 0; i < unnamed.length; i += 500) {
+          await old.registry.db.updateTable('feature').set({ name: null }).where('set_id', '=', set.id).where('key', 'in', unnamed.slice(i, i + 500)).execute();
+        }
+      }
+      // Another area's set, without reference set or names: it keeps its features as stored.
+      await old.registry.db.transaction().execute((trx) =>
+        insertFeatureSet(old.registry, trx, { datasetName: 'other', name: 'g2p', referenceSetName: null, ontologyName: null, sourceUri: null, attributes: null, source: null }, [
+          { key: 'http://example.org/allele', referenceName: null, start: null, end: null, strand: 'STRAND_UNSPECIFIED', type: null, name: null, geneSymbol: null, parentKeys: [], attributes: null },
+        ]),
+      );
+      await old.registry.close();
+
+      const migrated = await servedAfterMigrating(location, ['features named by their ID']);
+      for (const load of loads) {
+        const request = { featureSetId: idOf(load.dataset, 'fs', load.name), pageSize: 1000 };
+        const got = (await collectPages(migrated, '/features/search', request, 'features')).records;
+        assert.deepEqual(got, await all(request), load.name);
+        // Lines without ID, and without Name, stay unnamed (their keys are made up).
+        const unnamed = load.lines.filter((l) => !l.attrs.ID?.[0] && !l.attrs.Name?.[0]).length;
+        assert.equal(got.filter((f) => f.name === undefined).length, unnamed, load.name);
+      }
+      const transcript = lines.brca1.find((l) => l.type === 'transcript')!.attrs.ID[0];
+      const byId = (await migrated.post('/features/search', { featureSetId: setId('brca1'), name: transcript })).json.features;
+      assert.deepEqual(byId.map((f: any) => f.id), [featureId('brca1', transcript)]);
+      const allele = (await migrated.post('/features/search', { featureSetId: idOf('other', 'fs', 'g2p') })).json.features;
+      assert.deepEqual(allele.map((f: any) => f.name), [undefined]);
     });
 
     it('answers 400 naming the field for bad searches', async () => {

@@ -1,4 +1,5 @@
 /** Shared test tools: temporary folders, fixtures, the real CLI, and a real server on a loopback port. */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -15,7 +16,7 @@ import type { SearchReadsQuery } from '../src/areas/reads/messages.js';
 import type { ReadService } from '../src/areas/reads/service.js';
 import { pieceSent } from '../src/protocol/chunk-pool.js';
 import { pageTokenAtEnd } from '../src/protocol/reply.js';
-import { initRegistry, type Registry } from '../src/registry/registry.js';
+import { initRegistry, migrateRegistry, type Registry } from '../src/registry/registry.js';
 import { ContractChecker } from './contract.js';
 
 /**
@@ -106,6 +107,18 @@ export async function newRegistry(dirOrLocation: string, fileName?: string): Pro
   const registry = await initRegistry(location, allMigrations());
   atEnd(() => registry.close());
   return { location, registry };
+}
+
+/** A registry at `location` as the migrations before `migration` (its name) left it, to fill as an older version did. */
+export const registryBefore = (location: string, migration: string) =>
+  migrateRegistry(location, allMigrations().filter((m) => m.name !== migration));
+
+/** Runs the migrations the registry at `location` lacks, checks that they are `expected` (names), and serves it. */
+export async function servedAfterMigrating(location: string, expected: string[]): Promise<TestServer> {
+  const { registry, applied } = await migrateRegistry(location, allMigrations());
+  await registry.close();
+  assert.deepEqual(applied.map((m) => m.name), expected);
+  return startTestServer(location);
 }
 
 export interface HttpResult {

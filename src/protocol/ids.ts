@@ -95,9 +95,18 @@ const DECODED_LONGEST = 256;
  * about what it names: anything but an array of the kind's names (and tag) is a 404 naming the id.
  */
 export function decodeId(id: string, kind: IdKind): readonly string[] {
-  const names = decoded.get(id) ?? decodeNames(id);
-  if (names === undefined || names.length !== kind.parts || (kind.tag !== undefined && names[1] !== kind.tag)) throw notFound(kind.label, id);
+  const names = namesOfId(id, kind);
+  if (names === undefined) throw notFound(kind.label, id);
   return names;
+}
+
+/**
+ * The names of an id of `kind`, or undefined when it is none: for ids that only filter a search, where
+ * an id of nothing here (a foreign IRI, another kind's id) matches nothing rather than being a 404.
+ */
+export function namesOfId(id: string, kind: IdKind): readonly string[] | undefined {
+  const names = decoded.get(id) ?? decodeNames(id);
+  return names !== undefined && names.length === kind.parts && (kind.tag === undefined || names[1] === kind.tag) ? names : undefined;
 }
 
 /** The names of an id whatever its kind, or undefined when it is not the spelling of an array of names. */

@@ -89,37 +89,60 @@ function unquote(value: string): string {
   return text.length >= 2 && text.startsWith('"') && text.endsWith('"') ? text.slice(1, -1) : text;
 }
 
-/** `20140730` -> `2014-07-30`; other text as it stands. */
-const isoDate = (v: string) => (/^\d{8}$/.test(v) ? `${v.slice(0, 4)}-${v.slice(4, 6)}-${v.slice(6)}` : v);
+const ISO_DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?$/;
 
 /**
- * The Analysis of an annotation set, from the header: the software and its version, its settings and
- * command line in attributes, and the creation date the file gives (`##created`, else `##fileDate`).
+ * A header's date as an ISO 8601 date-time: a day (`2015-11-18` or `20151118`) is its midnight UTC
+ * (`2015-11-18T00:00:00Z`, as the reference server wrote it), a date-time stands as written; anything
+ * else is no date.
  */
-export function analysisOf(metadata: readonly MetadataEntry[], name: string): AnalysisRecord {
-  const value = (key: string) => metadata.find((m) => m.key === key && m.value !== undefined)?.value;
+function isoDateTime(text: string): string | undefined {
+  if (ISO_DATE_TIME.test(text) && !Number.isNaN(Date.parse(text))) return text;
+  const day = /^(\d{4})(-?)(\d\d)\2(\d\d)$/.exec(text);
+  if (!day) return undefined;
+  const midnight = `${day[1]}-${day[3]}-${day[4]}T00:00:00Z`;
+  // Date reads 2015-02-30 as March 2nd and 2015-13-01 as nothing: a day of the calendar reads back the same.
+  const read = Date.parse(midnight);
+  return !Number.isNaN(read) && new Date(read).toISOString() === midnight.replace('Z', '.000Z') ? midnight : undefined;
+}
+
+/**
+ * The Analysis of an annotation set, from the header, as the reference server read it: `name`,
+ * `description` and `software` from the header's own `##name`, `##description` and `##software` lines
+ * (software from the annotator's version line, `##VEP` or `##SnpEffVersion`, when there is none), the
+ * creation date the file gives (`##created`, else `##fileDate`), and the annotator's settings and
+ * command line in attributes. Without `##name` the analysis is named after the set (`setName`).
+ */
+export function analysisOf(metadata: readonly MetadataEntry[], setName: string): AnalysisRecord {
+  const lines = (key: string) => metadata.filter((m) => m.key === key && m.value !== undefined).map((m) => m.value!);
+  const value = (key: string): string | undefined => {
+    const [first] = lines(key);
+    return first !== undefined ? unquote(first) : undefined;
+  };
   const attr: AttributesRecord['attr'] = {};
-  const software: string[] = [];
-  const vep = value('VEP');
+  const annotators: string[] = [];
+  // Pairs of the VEP line may be quoted one by one (`##VEP="v88" time="..."`): read from the raw text.
+  const [vep] = lines('VEP');
   if (vep !== undefined) {
     const text = vep.trim();
-    const version = unquote(text.split(/\s+/)[0]);
-    software.push(`VEP ${version}`);
-    for (const [k, v] of wordPairs(text.slice(text.split(/\s+/)[0].length))) attr[k] = { values: [{ stringValue: v }] };
+    const version = text.split(/\s+/)[0];
+    annotators.push(`VEP ${unquote(version)}`);
+    for (const [k, v] of wordPairs(text.slice(version.length))) attr[k] = { values: [{ stringValue: v }] };
   }
   for (const m of metadata) {
     if (m.value !== undefined && m.key.startsWith('VEP-')) attr[m.key] = { values: [{ stringValue: unquote(m.value) }] };
   }
   const snpEff = value('SnpEffVersion');
-  if (snpEff !== undefined) software.push(`SnpEff ${unquote(snpEff)}`);
+  if (snpEff !== undefined) annotators.push(`SnpEff ${snpEff}`);
   const snpEffCmd = value('SnpEffCmd');
-  if (snpEffCmd !== undefined) attr.SnpEffCmd = { values: [{ stringValue: unquote(snpEffCmd) }] };
+  if (snpEffCmd !== undefined) attr.SnpEffCmd = { values: [{ stringValue: snpEffCmd }] };
+  const listed = lines('software').map(unquote).filter(Boolean);
+  const software = listed.length ? listed : annotators;
   const created = value('created') ?? value('fileDate');
-  const description = value('description');
   return {
-    name,
-    description: description !== undefined ? unquote(description) : undefined,
-    created: created !== undefined ? isoDate(unquote(created)) : undefined,
+    name: value('name') || setName,
+    description: value('description'),
+    created: created !== undefined ? isoDateTime(created) : undefined,
     type: 'variant annotation',
     software: software.length ? software : undefined,
     attributes: Object.keys(attr).length ? { attr } : undefined,

@@ -8,6 +8,8 @@ import type { Kysely } from 'kysely';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Database } from '../../registry/schema.js';
+import type { MetadataEntry } from '../variants/vcf-header.js';
+import { analysisOf } from './layout.js';
 
 export interface AnnotationTables {
   variant_annotation_set: {
@@ -52,6 +54,27 @@ export const annotationMigrations: Migration[] = [
           fk.onDelete('cascade'),
         )
         .execute();
+    },
+  },
+  {
+    version: 43,
+    name: 'variant annotation analysis from the header',
+    // Rewrites each set's analysis from its variant set's stored header lines, as a load now reads them
+    // (the header's own name, description and software lines; dates as ISO 8601 date-times).
+    async up(db: Kysely<any>) {
+      const sets = (await db
+        .selectFrom('variant_annotation_set as a')
+        .innerJoin('variant_set as v', (join) => join.onRef('v.dataset_name', '=', 'a.dataset_name').onRef('v.name', '=', 'a.name'))
+        .select(['a.dataset_name', 'a.name', 'v.metadata'])
+        .execute()) as Array<{ dataset_name: string; name: string; metadata: string }>;
+      for (const set of sets) {
+        await db
+          .updateTable('variant_annotation_set')
+          .set({ analysis: JSON.stringify(analysisOf(JSON.parse(set.metadata) as MetadataEntry[], set.name)) })
+          .where('dataset_name', '=', set.dataset_name)
+          .where('name', '=', set.name)
+          .execute();
+      }
     },
   },
 ];

@@ -19,8 +19,9 @@ const FIELD_ATTRIBUTES = new Set(['ID', 'Parent']);
 
 /**
  * Turns GFF3 lines into features: 0-based half-open coordinates, the type as an ontology term when the
- * ontology has it, the gene symbol from `gene_name` or else from the enclosing gene's `Name`, every
- * attribute but ID and Parent (which are fields) plus the Score and Phase columns.
+ * ontology has it, the name from `Name` or else from `ID`, the gene symbol from `gene_name` or else from
+ * the enclosing gene's `Name`, every attribute but ID and Parent (which are fields) plus the Score and
+ * Phase columns.
  */
 export class FeatureBuilder {
   /** Symbols taken from a gene's Name, for its descendants (files without gene_name). */
@@ -48,7 +49,10 @@ export class FeatureBuilder {
     return this.ontology !== undefined && this.geneTermId !== undefined && type.termId !== '' && this.ontology.isA(type.termId, this.geneTermId);
   }
 
-  /** Lines without ID get a key from what they are: parent (or seqid), type and span; repeats are numbered. */
+  /**
+   * Lines without ID get a key from what they are: parent (or seqid), type and span; repeats are
+   * numbered. The migration 'features named by their ID' (store.ts) tells such keys by this shape.
+   */
   private generatedKey(line: Gff3Line, parent: string | undefined): string {
     const base = `${parent ?? line.seqid}:${line.type}:${line.start}-${line.end}`;
     const n = (this.generatedKeys.get(base) ?? 0) + 1;
@@ -61,10 +65,13 @@ export class FeatureBuilder {
     const parentKeys = attributes.Parent ?? [];
     const key = attributes.ID?.[0] || this.generatedKey(line, parentKeys[0]);
     const type = this.typeOf(line.type);
-    const name = attributes.Name?.[0] || null;
+    const givenName = attributes.Name?.[0] || null;
+    // Files without Name (GENCODE) name a feature by its ID, as the reference server did; clients search
+    // them by it. A key made up for a line without ID is no name.
+    const name = givenName ?? (attributes.ID?.[0] || null);
     let geneSymbol = attributes.gene_name?.[0] || null;
     if (geneSymbol === null) {
-      geneSymbol = this.isGene(type) ? name : (parentKeys.length ? this.inheritedSymbol.get(parentKeys[0]) ?? null : null);
+      geneSymbol = this.isGene(type) ? givenName : (parentKeys.length ? this.inheritedSymbol.get(parentKeys[0]) ?? null : null);
       if (geneSymbol !== null) this.inheritedSymbol.set(key, geneSymbol);
     }
     const kept: AttributeValues = {};

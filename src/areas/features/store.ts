@@ -219,6 +219,22 @@ export const featureMigrations: Migration[] = [
       }
     },
   },
+  {
+    version: 33,
+    name: 'features named by their ID',
+    // GFF3 features without Name were stored without a name; a load now names them by their ID, which
+    // is their key. Keys the loader made up for lines without ID (FeatureBuilder.generatedKey: parent or
+    // seqid, type, 1-based span, then `#n` for a repeat) are no ID and stay unnamed. Only GFF3 sets
+    // have a reference set: the feature sets of genotype-phenotype associations keep theirs as stored.
+    async up(db: Kysely<any>) {
+      const [key, start, end, owner] = [sql.ref('key'), sql.ref('start'), sql.ref('end'), sql`coalesce(${sql.ref('parent_key')}, ${sql.ref('reference_name')})`];
+      const span = sql`':' || (${start} + 1) || '-' || ${end}`;
+      const madeUp = sql`(substr(${key}, 1, length(${owner}) + 1) = ${owner} || ':' and (${key} like '%' || ${span} or ${key} like '%' || ${span} || '#%'))`;
+      await sql`update feature set name = ${key}
+        where name is null and not ${madeUp}
+          and set_id in (select id from feature_set where reference_set_name is not null)`.execute(db);
+    },
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
  *
  * - associations: subjects typed `OBAN:association`; `association_has_subject` (the genomic features),
  *   `association_has_object` (the phenotype), `RO:0002558` has-evidence (ECO terms), `dc:source`,
- *   `RO_has_environment` (drugs), `dc:description` / `rdfs:label` of the association;
+ *   `RO_has_environment` (drugs), `dc:description` / `rdfs:label` of the association; each evidence
+ *   is described by the phenotype's quality (evidence.ts);
  * - phenotypes: their `rdf:type` (the phenotype term), `rdfs:label` (description), `BFO:0000159`
  *   has-quality (qualifiers; an HP term among them under Onset is the age of onset);
  * - features: `rdfs:label`, `rdf:type`, `faldo:location` (a region on a chromosome), `GENO:0000408`
@@ -29,6 +30,7 @@ import { deleteFeatureSet, insertFeatureSet, type NewFeature } from '../features
 import { addPhenotypeSet, removePhenotypeSet, type PhenotypeSetContent } from './store.js';
 import { Graph, RDF_TYPE, readTurtle, turtleFiles, type RdfNode } from './turtle.js';
 import { Curies } from './terms.js';
+import { describedEvidence } from './evidence.js';
 
 const OBO = 'http://purl.obolibrary.org/obo/';
 const OBAN = 'http://purl.org/oban/';
@@ -230,7 +232,7 @@ export function buildContent(
       id,
       phenotypeAssociationSetId: encodeId([datasetName, IdKinds.phenotypeAssociationSet.tag, setName]),
       featureIds: featureKeys.map((k) => phenotypeFeatureId(datasetName, setName, k)),
-      evidence: evidence.some((e) => e.evidenceType || e.info) ? evidence : undefined,
+      evidence: describedEvidence(evidence, phenotype.record, curies),
       phenotype: phenotype.record,
       description: firstOf(id, P.descriptions)?.value ?? graph.first(id, P.label)?.value,
       environmentalContexts: environmentalContexts.length ? environmentalContexts : undefined,

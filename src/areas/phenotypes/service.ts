@@ -5,7 +5,7 @@
  * it holds pageSize records (plus one, to know whether more follow).
  */
 import { GAException, notFound } from '../../protocol/errors.js';
-import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
+import { decodeId, encodeId, IdKinds, namesOfId } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -228,11 +228,12 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
       }
       let featureKeys: string[] | undefined;
       if (request.featureIds?.length) {
-        // Features of this set's own feature set; a feature of another set is associated with nothing here.
-        featureKeys = request.featureIds
-          .map((id) => decodeId(id, IdKinds.feature))
-          .filter(([ds, , featureSet]) => ds === datasetName && featureSet === setName)
-          .map(([, , , key]) => key);
+        // Features of this set's own feature set. Any other id (a feature of another set, a foreign IRI
+        // such as a COSMIC gene's, text that is no id) is associated with nothing here.
+        featureKeys = request.featureIds.flatMap((id) => {
+          const names = namesOfId(id, IdKinds.feature);
+          return names && names[0] === datasetName && names[2] === setName ? [names[3]] : [];
+        });
       }
       const phenotypeIds = request.phenotypeIds?.length ? [...new Set(request.phenotypeIds)] : undefined;
       const tests = await Promise.all((request.evidence ?? []).map((q, i) => evidenceTest(context, q, i)));

@@ -10,6 +10,9 @@ import type { Registry } from '../../registry/registry.js';
 import { listSetsOfDatasets } from '../datasets/store.js';
 import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
+import { describedEvidence } from './evidence.js';
+import type { FeaturePhenotypeAssociationRecord } from './messages.js';
+import { Curies } from './terms.js';
 
 export interface PhenotypeTables {
   phenotype_association_set: {
@@ -150,6 +153,37 @@ export const phenotypeMigrations: Migration[] = [
         .on('phenotype_term_label')
         .columns(['dataset_name', 'set_name', 'label'])
         .execute();
+    },
+  },
+  {
+    version: 51,
+    name: 'evidence described by the phenotype quality',
+    // Rewrites the stored association records: each evidence gets the description a load now gives it
+    // (evidence.ts), from the phenotype and the prefixes stored with it. Read by key, a batch at a time.
+    async up(db: Kysely<any>) {
+      const BATCH = 1000;
+      const sets = (await db.selectFrom('phenotype_association_set').select(['dataset_name', 'name', 'prefixes']).execute()) as PhenotypeAssociationSetRow[];
+      for (const set of sets) {
+        const curies = new Curies(JSON.parse(set.prefixes) as Record<string, string>);
+        const ofSet = db.selectFrom('phenotype_association').select(['id', 'record']).where('dataset_name', '=', set.dataset_name).where('set_name', '=', set.name);
+        let after: string | undefined;
+        for (;;) {
+          const rows = (await (after === undefined ? ofSet : ofSet.where('id', '>', after)).orderBy('id').limit(BATCH).execute()) as Array<{ id: string; record: string }>;
+          for (const row of rows) {
+            const record = JSON.parse(row.record) as FeaturePhenotypeAssociationRecord;
+            record.evidence = describedEvidence(record.evidence, record.phenotype, curies);
+            await db
+              .updateTable('phenotype_association')
+              .set({ record: JSON.stringify(record) })
+              .where('dataset_name', '=', set.dataset_name)
+              .where('set_name', '=', set.name)
+              .where('id', '=', row.id)
+              .execute();
+          }
+          if (rows.length < BATCH) break;
+          after = rows[rows.length - 1].id;
+        }
+      }
     },
   },
 ];

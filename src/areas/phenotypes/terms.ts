@@ -29,6 +29,12 @@ export class Curies {
     return iri;
   }
 
+  /** The local part of a CURIE of the file's own prefixes (`CGD:sensitivity` -> `sensitivity`); any other id as it stands. */
+  localName(id: string): string {
+    const colon = id.indexOf(':');
+    return colon > 0 && Object.hasOwn(this.prefixes, id.slice(0, colon)) ? id.slice(colon + 1) : id;
+  }
+
   /** A client's term id in the form the records use. */
   normalize(id: string): string {
     const trimmed = id.trim();
