@@ -770,8 +770,8 @@ export interface ContinuousSet {
 export interface SearchContinuousRequest {
   continuousSetId: string;
   referenceName: string;
-  start: number;
-  end: number;
+  start?: number;
+  end?: number;
   pageSize?: number;
   pageToken?: string;
 }
