@@ -1,25 +1,43 @@
 /**
  * Requests as a proto3 client sends them (the Python ga4gh client, whose protobuf JSON writer leaves
  * out every field at its zero value and writes int64 as decimal strings), on both registry backends.
- * Expected records come from the files, read here: GFF3 lines and wiggle text.
+ * Expected records come from the files, read here: GFF3 lines, wiggle text, FASTA text, VCF text,
+ * the BAM through samtools, the compliance metadata JSON.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biometadata/loader.js';
 import { loadContinuousSet } from '../src/areas/continuous/loader.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadFeatureSet } from '../src/areas/features/loader.js';
+import { loadPhenotypeSet } from '../src/areas/phenotypes/loader.js';
+import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
+import { loadQuantification } from '../src/areas/rna/loader.js';
+import { addQuantificationSet } from '../src/areas/rna/store.js';
+import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { expectedRuns, readGffLines, wiggleValues, writeContigFasta, type GffLine } from './annotation-fixture.js';
 import { backends } from './backends.js';
-import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, TESTDATA, tool, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 const files = {
   gencode: copyFixture('ga4gh-server/datasets/dataset1/sequenceAnnotations/gencodeV21Set1.gff3', dir),
   bigwig: copyFixture('ga4gh-server/datasets/dataset1/continuous/bigwig_1.bw', dir),
   wiggle: copyFixture('ga4gh-server/datasets/dataset1/continuous/wiggle.txt', dir),
+  brca1Fasta: copyFixture('compliance/ref_brca1.fa', dir),
+  vcf: copyFixture('compliance/brca1_1kgPhase3_variants.vcf', dir),
+  bam: copyFixture('compliance/brca1_HG00096.bam', dir),
+  rna: copyFixture('compliance/rna_brca1.tsv', dir),
+  annotated: copyFixture('compliance/brca1_OR4F_annotation.vcf', dir),
+  cgd: copyFixture('compliance/cgd', dir),
+  ncbi37: copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz', dir),
 };
+copyFixture('compliance/brca1_HG00096.bam.bai', dir);
+copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz.fai', dir);
+copyFixture('ga4gh-server/referenceSets/NCBI37.fa.gz.gzi', dir);
 
 /**
  * The reference set of the GFF3 and bigWig, in an order that is neither the GFF3's (chr1, chrX, chrY)
@@ -46,6 +64,15 @@ const overlapping = (start: number, end: number, ref?: string) =>
 const wiggle = wiggleValues(files.wiggle);
 const runsOf = (start: number, end: number) => expectedRuns(wiggle, start, end);
 
+const brca1Bases = fs.readFileSync(files.brca1Fasta, 'utf8').split('\n').slice(1).join('').trim().toUpperCase();
+const vcfLines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l && !l.startsWith('#'));
+const vcfSamples = fs.readFileSync(files.vcf, 'utf8').split('\n').find((l) => l.startsWith('#CHROM'))!.split('\t').slice(9);
+const bamRecords = Number(tool('samtools', 'view', '-c', files.bam).toString().trim());
+const SAMPLES = ['HG00096', 'HG00099', 'HG00101'];
+const metadataFile = (kind: 'individual' | 'biosample', sample: string) => path.join(TESTDATA, 'compliance', `${kind}_${sample}.json`);
+const nameIn = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')).name as string;
+/** Each FASTA's sequence names, from its .fai (the loader writes one beside a FASTA that has none). */
+const faiNames = (fasta: string) => fs.readFileSync(fasta + '.fai', 'utf8').trim().split('\n').map((l) => l.split('\t')[0]);
 
 for (const backend of backends) {
   describe(`requests without their zero fields (${backend.name})`, { skip: backend.skip }, () => {
@@ -54,13 +81,32 @@ for (const backend of backends) {
     const bigwigSet = idOf('ds', 'cs', 'bigwig_1');
     const features = async (body: Record<string, unknown>) => (await collectPages(server, '/features/search', body, 'features')).records;
     const keysOf = (records: any[]) => records.map((f) => Buffer.from(f.id, 'base64url').toString()).map((t) => JSON.parse(t).at(-1));
+    const refused = async (pathName: string, body: Record<string, unknown>, field: string) => {
+      const res = await server.post(pathName, body);
+      assert.equal(res.status, 400, `${pathName} ${JSON.stringify(body)}: ${res.text}`);
+      assert.equal(res.json.errorCode, 5, res.text);
+      assert.match(res.json.message, new RegExp(`'${field}'`));
+      return res;
+    };
 
     before(async () => {
       const { location, registry } = await newRegistry(await backend.newLocation(dir));
       await addDataset(registry, 'ds');
       await loadReferenceSet(registry, contigs, { name: 'contigs' });
+      await loadReferenceSet(registry, files.brca1Fasta, { name: 'hg37' });
+      await loadReferenceSet(registry, files.ncbi37, {});
       await loadFeatureSet(registry, 'ds', files.gencode, { referenceSet: 'contigs', name: 'gencode' });
       await loadContinuousSet(registry, 'ds', files.bigwig, { referenceSet: 'contigs' });
+      await loadVariantSet(registry, 'ds', [files.vcf], { referenceset: 'hg37', name: 'brca1' });
+      await loadVariantSet(registry, 'ds', [files.annotated], { referenceset: 'NCBI37', allowMissingContigs: true, name: 'or4f' });
+      await loadReadGroupSet(registry, 'ds', files.bam, { referenceset: 'hg37', name: 'hg00096' });
+      await addQuantificationSet(registry, 'ds', 'rset');
+      await loadQuantification(registry, 'ds', 'rset', files.rna, { name: 'brca1', format: 'rsem' });
+      for (const s of SAMPLES) {
+        await addIndividualFromFile(registry, 'ds', metadataFile('individual', s));
+        await addBiosampleFromFile(registry, 'ds', metadataFile('biosample', s));
+      }
+      await loadPhenotypeSet(registry, 'ds', files.cgd, { name: 'cgd' });
       server = await startTestServer(location);
     });
 
@@ -110,6 +156,15 @@ for (const backend of backends) {
         const symbol = gff.find((l) => l.seqid === 'chrX')!.attrs.gene_name[0];
         assert.deepEqual(keysOf(await features({ featureSetId: gencodeSet, geneSymbol: symbol })), inSearchOrder(gff.filter((l) => l.attrs.gene_name?.[0] === symbol)));
       });
+
+      it('reads empty ids and filters as not given, and lists every feature set for an empty datasetId', async () => {
+        await refused('/features/search', { featureSetId: '', parentId: '' }, 'featureSetId');
+        const unfiltered = await server.post('/features/search', { featureSetId: gencodeSet, name: '', geneSymbol: '', referenceName: '', pageSize: 1000 });
+        assert.deepEqual(keysOf(unfiltered.json.features), inSearchOrder(gff));
+        const sets = await server.post('/featuresets/search', { datasetId: '' });
+        assert.equal(sets.status, 200, sets.text);
+        assert.deepEqual(sets.json.featureSets.map((s: any) => s.name), ['cgd', 'gencode']);
+      });
     });
 
     describe('continuous', () => {
@@ -127,6 +182,91 @@ for (const backend of backends) {
         const noEnd = await collectPages(server, '/continuous/search', { continuousSetId: bigwigSet, referenceName: 'chr19', start: String(from), pageSize: 2 }, 'continuous');
         assert.deepEqual(noEnd.records, runsOf(from, Infinity).map((r) => ({ ...r, continuousSetId: bigwigSet, referenceName: 'chr19' })));
       });
+
+      it('refuses an empty set id or reference name as missing, naming the field', async () => {
+        await refused('/continuous/search', { continuousSetId: '', referenceName: 'chr19', end: '1000' }, 'continuousSetId');
+        await refused('/continuous/search', { continuousSetId: bigwigSet, referenceName: '' }, 'referenceName');
+        const sets = await server.post('/continuoussets/search', { datasetId: '' });
+        assert.deepEqual(sets.json.continuousSets.map((s: any) => s.name), ['bigwig_1']);
+      });
+    });
+
+    it('references: empty filters are no filters, start and end 0 are the whole sequence, an empty referenceId is missing', async () => {
+      const all = await collectPages(server, '/references/search', { referenceSetId: '', md5checksum: '', accession: '' }, 'references');
+      const names = [...faiNames(contigs), ...faiNames(files.brca1Fasta), ...faiNames(files.ncbi37)];
+      assert.deepEqual(all.records.map((r: any) => r.name).sort(), names.sort());
+      const id = idOf('hg37', 'ref_brca1');
+      const bases = await server.get(`/references/${id}/bases?start=0&end=0`);
+      assert.equal(bases.status, 200, bases.text);
+      assert.equal(bases.json.sequence, brca1Bases);
+      assert.equal(bases.json.nextPageToken, undefined);
+      await refused('/listreferencebases', { referenceId: '', end: '10' }, 'referenceId');
+      const listed = await server.post('/listreferencebases', { referenceId: id, end: '10' });
+      assert.deepEqual(listed.json, { offset: 0, sequence: brca1Bases.slice(0, 10) });
+    });
+
+    it('variants: an empty name is no filter; an empty variantSetId or datasetId is missing', async () => {
+      const variantSet = idOf('ds', 'vs', 'brca1');
+      const callSets = await server.post('/callsets/search', { variantSetId: variantSet, name: '' });
+      assert.deepEqual(callSets.json.callSets.map((c: any) => c.name), vcfSamples);
+      await refused('/variantsets/search', { datasetId: '' }, 'datasetId');
+      await refused('/variants/search', { variantSetId: '', referenceName: 'ref_brca1' }, 'variantSetId');
+      await refused('/variants/search', { variantSetId: variantSet, referenceName: '' }, 'referenceName');
+      const variants = await collectPages(server, '/variants/search', { variantSetId: variantSet, referenceName: 'ref_brca1', callSetIds: [], pageSize: 1000 }, 'variants');
+      assert.equal(variants.records.length, vcfLines(files.vcf).length);
+    });
+
+    it('reads: an empty referenceId is every reference and the unplaced reads; an empty datasetId is missing', async () => {
+      await refused('/readgroupsets/search', { datasetId: '' }, 'datasetId');
+      const [set] = (await server.post('/readgroupsets/search', { datasetId: idOf('ds') })).json.readGroupSets;
+      const readGroupIds = set.readGroups.map((g: any) => g.id);
+      const reads = await collectPages(server, '/reads/search', { readGroupIds, referenceId: '', pageSize: 1000 }, 'alignments');
+      assert.equal(reads.records.length, bamRecords);
+    });
+
+    it('RNA: an empty biosampleId is no filter; an empty rnaQuantificationId is missing', async () => {
+      const setId = (await server.post('/rnaquantificationsets/search', { datasetId: '' })).json.rnaQuantificationSets[0].id;
+      const quantifications = await server.post('/rnaquantifications/search', { rnaQuantificationSetId: setId, biosampleId: '' });
+      assert.deepEqual(quantifications.json.rnaQuantifications.map((q: any) => q.name), ['brca1']);
+      await refused('/rnaquantifications/search', { rnaQuantificationSetId: '' }, 'rnaQuantificationSetId');
+      await refused('/expressionlevels/search', { rnaQuantificationId: '', threshold: 0 }, 'rnaQuantificationId');
+    });
+
+    it('individuals and biosamples: an empty datasetId or name is no filter', async () => {
+      const individuals = await server.post('/individuals/search', { datasetId: '', name: '' });
+      assert.equal(individuals.status, 200, individuals.text);
+      assert.deepEqual(individuals.json.individuals.map((i: any) => i.name).sort(), SAMPLES.map((s) => nameIn(metadataFile('individual', s))).sort());
+      const biosamples = await server.post('/biosamples/search', { datasetId: '', name: '', individualId: '' });
+      assert.deepEqual(biosamples.json.biosamples.map((b: any) => b.name).sort(), SAMPLES.map((s) => nameIn(metadataFile('biosample', s))).sort());
+    });
+
+    it('variant annotations: an empty referenceId is not given; with an empty referenceName too, one of them is missing', async () => {
+      const [annotationSet] = (await server.post('/variantannotationsets/search', { variantSetId: idOf('ds', 'vs', 'or4f') })).json.variantAnnotationSets;
+      const res = await server.post('/variantannotations/search', { variantAnnotationSetId: annotationSet.id, referenceName: '', referenceId: '' });
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.json.message, /'referenceName'/);
+      const end = 60_000;
+      const annotations = await collectPages(server, '/variantannotations/search', { variantAnnotationSetId: annotationSet.id, referenceName: '1', referenceId: '', end: String(end) }, 'variantAnnotations');
+      const expected = vcfLines(files.annotated).filter((l) => Number(l.split('\t')[1]) - 1 < end && /(^|;)ANN=/.test(l.split('\t')[7]));
+      assert.ok(expected.length > 3);
+      assert.equal(annotations.records.length, expected.length);
+      await refused('/variantannotationsets/search', { variantSetId: '' }, 'variantSetId');
+    });
+
+    it('phenotype association sets: an empty datasetId is no filter', async () => {
+      const sets = await server.post('/phenotypeassociationsets/search', { datasetId: '' });
+      assert.equal(sets.status, 200, sets.text);
+      assert.deepEqual(sets.json.phenotypeAssociationSets.map((s: any) => s.name), ['cgd']);
+    });
+
+    it('peers: an announcement with an empty url has none, and is refused naming it', async () => {
+      const res = await server.post('/peers/announce', { peer: { url: '' } });
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.json, { success: false, errorCode: 5, message: "field 'peer.url' is required" });
+    });
+
+    it('datasets: page size 0 and an empty page token are the first page at the default size', async () => {
+      assert.deepEqual((await server.post('/datasets/search', { pageSize: '0', pageToken: '' })).json.datasets.map((d: any) => d.name), ['ds']);
     });
   });
 }
