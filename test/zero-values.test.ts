@@ -12,6 +12,7 @@ import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biomet
 import { loadContinuousSet } from '../src/areas/continuous/loader.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadFeatureSet } from '../src/areas/features/loader.js';
+import { insertFeatureSet, type NewFeature } from '../src/areas/features/store.js';
 import { loadPhenotypeSet } from '../src/areas/phenotypes/loader.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
@@ -61,6 +62,37 @@ const inSearchOrder = (ls: GffLine[]) =>
 const overlapping = (start: number, end: number, ref?: string) =>
   gff.filter((l) => (ref === undefined || l.seqid === ref) && l.start < end && l.end > start);
 
+/**
+ * Features sharing a name, in load order, over three references and none: a few named `few`, more
+ * named `many` than a search by name reads at once.
+ */
+const namedFeatures: NewFeature[] = ['few', 'many'].flatMap((name, n) =>
+  Array.from({ length: n === 0 ? 30 : 1500 }, (_, i): NewFeature => {
+    const referenceName = i % 10 === 9 ? null : ['chr1', 'chrX', 'chrY'][i % 3];
+    const start = (i * 7919) % 5000;
+    return {
+      key: `${name}${i}`,
+      referenceName,
+      start: referenceName === null ? null : start,
+      end: referenceName === null ? null : start + 10,
+      strand: 'POS_STRAND',
+      type: null,
+      name,
+      geneSymbol: null,
+      parentKeys: [],
+      attributes: null,
+    };
+  }),
+);
+/** Keys of the named features in search order: reference order, the unlocated last, then start, then load order. */
+const namedInOrder = (name: string) =>
+  namedFeatures
+    .map((f, i) => ({ f, i }))
+    .filter(({ f }) => f.name === name)
+    .sort((a, b) => rankOf(a.f.referenceName) - rankOf(b.f.referenceName) || (a.f.start ?? 0) - (b.f.start ?? 0) || a.i - b.i)
+    .map(({ f }) => f.key);
+const rankOf = (reference: string | null) => (reference === null ? REFERENCE_ORDER.length : REFERENCE_ORDER.indexOf(reference));
+
 const wiggle = wiggleValues(files.wiggle);
 const runsOf = (start: number, end: number) => expectedRuns(wiggle, start, end);
 
@@ -96,6 +128,9 @@ for (const backend of backends) {
       await loadReferenceSet(registry, files.brca1Fasta, { name: 'hg37' });
       await loadReferenceSet(registry, files.ncbi37, {});
       await loadFeatureSet(registry, 'ds', files.gencode, { referenceSet: 'contigs', name: 'gencode' });
+      await registry.db.transaction().execute((trx) =>
+        insertFeatureSet(registry, trx, { datasetName: 'ds', name: 'named', referenceSetName: 'contigs', ontologyName: null, sourceUri: null, attributes: null, source: null }, namedFeatures),
+      );
       await loadContinuousSet(registry, 'ds', files.bigwig, { referenceSet: 'contigs' });
       await loadVariantSet(registry, 'ds', [files.vcf], { referenceset: 'hg37', name: 'brca1' });
       await loadVariantSet(registry, 'ds', [files.annotated], { referenceset: 'NCBI37', allowMissingContigs: true, name: 'or4f' });
@@ -157,13 +192,22 @@ for (const backend of backends) {
         assert.deepEqual(keysOf(await features({ featureSetId: gencodeSet, geneSymbol: symbol })), inSearchOrder(gff.filter((l) => l.attrs.gene_name?.[0] === symbol)));
       });
 
+      it('pages a search by name across references in that order, whether it has few matches or many', async () => {
+        for (const [name, pageSize] of [['few', 4], ['many', 250]] as const) {
+          const { records, pages } = await collectPages(server, '/features/search', { featureSetId: idOf('ds', 'fs', 'named'), name, pageSize }, 'features');
+          const expected = namedInOrder(name);
+          assert.deepEqual(keysOf(records), expected, name);
+          assert.equal(pages, Math.ceil(expected.length / pageSize));
+        }
+      });
+
       it('reads empty ids and filters as not given, and lists every feature set for an empty datasetId', async () => {
         await refused('/features/search', { featureSetId: '', parentId: '' }, 'featureSetId');
         const unfiltered = await server.post('/features/search', { featureSetId: gencodeSet, name: '', geneSymbol: '', referenceName: '', pageSize: 1000 });
         assert.deepEqual(keysOf(unfiltered.json.features), inSearchOrder(gff));
         const sets = await server.post('/featuresets/search', { datasetId: '' });
         assert.equal(sets.status, 200, sets.text);
-        assert.deepEqual(sets.json.featureSets.map((s: any) => s.name), ['cgd', 'gencode']);
+        assert.deepEqual(sets.json.featureSets.map((s: any) => s.name), ['cgd', 'gencode', 'named']);
       });
     });
 

@@ -606,8 +606,8 @@ const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',
 
 /**
  * One page of features: the references of the query one after the other, each read in order from one
- * index, until the page is full. The index is chosen by the most selective filter: parent, name,
- * symbol, or the region. A region scan starts at window start minus the longest feature on that
+ * index, until the page is full; or, for a parent, name or symbol, its few matches on every reference
+ * at once. The index is chosen by the most selective filter: parent, name, symbol, or the region. A region scan starts at window start minus the longest feature on that
  * reference, so it never reads features that end long before the window. The SQL is written here
  * rather than built through Kysely: a page by name is a few microseconds of SQLite, and building and
  * preparing the query took twenty times that.
@@ -640,11 +640,15 @@ export async function listFeatureRows(registry: Registry, query: FeatureQuery): 
 
   let references = query.references;
   if (after) references = references.slice(references.indexOf(after[0]));
-  // A selective filter over many references: only those holding a match are read.
-  if (references.length > 1 && (parentKey !== undefined || name !== undefined || geneSymbol !== undefined)) {
-    const holding = await select<{ reference_name: string | null }>(`SELECT DISTINCT "reference_name" FROM "feature" WHERE ${filters}`, filterParams);
-    const held = new Set(holding.map((r) => r.reference_name));
-    references = references.filter((r) => held.has(r));
+  const selective = parentKey !== undefined || name !== undefined || geneSymbol !== undefined;
+  if (selective && references.length > 1) {
+    // A parent, name or symbol has few features, across references: read at once by the filter's own
+    // index and put in order here. Many: the references that hold one are read one after the other.
+    const matches = await select<FeatureRow>(`SELECT * FROM "feature" WHERE ${filters} LIMIT ?`, [...filterParams, FEW_MATCHES + 1]);
+    if (matches.length <= FEW_MATCHES) return inSearchOrder(matches, references, range, after).slice(0, limit);
+    // No DISTINCT: the planners would read the region index in order for it rather than this filter's.
+    const holding = new Set((await select<Pick<FeatureRow, 'reference_name'>>(`SELECT "reference_name" FROM "feature" WHERE ${filters}`, filterParams)).map((r) => r.reference_name));
+    references = references.filter((r) => holding.has(r));
   }
 
   const longestOn = JSON.parse(set.longest) as Record<string, number>;
@@ -655,7 +659,9 @@ export async function listFeatureRows(registry: Registry, query: FeatureQuery): 
     if (referenceName === null) where += ' AND "reference_name" IS NULL';
     else {
       const longest = longestOn[referenceName] ?? 0;
-      where += ' AND "reference_name" = ? AND "start" >= ?';
+      // With a selective filter its index is the one to read, the reference tested on its rows: given
+      // as a plain column, the reference has the planners scan the whole reference in order instead.
+      where += selective ? ` AND ("reference_name" || '') = ? AND "start" >= ?` : ' AND "reference_name" = ? AND "start" >= ?';
       params.push(referenceName, Math.max(0, range.start - longest));
       if (range.end !== undefined) {
         where += ' AND "start" < ?';
@@ -673,6 +679,25 @@ export async function listFeatureRows(registry: Registry, query: FeatureQuery): 
     if (rows.length === limit) break;
   }
   return rows;
+}
+
+/** The most features a parent, name or symbol search reads at once to order them itself. */
+const FEW_MATCHES = 1000;
+
+/** `rows` in the order of a search over `references` (its window's, after `after`), as the walk reads them. */
+function inSearchOrder(rows: FeatureRow[], references: ReadonlyArray<string | null>, range: FeatureQuery['range'], after: FeaturePosition | undefined): FeatureRow[] {
+  const rank = new Map(references.map((r, i) => [r, i]));
+  const inWindow = (r: FeatureRow) =>
+    r.reference_name === null || (Number(r.end) > range.start && (range.end === undefined || Number(r.start) < range.end));
+  const keyOf = ([reference, start, seq]: FeaturePosition) => [rank.get(reference)!, start, seq];
+  const compare = (a: number[], b: number[]) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+  const from = after && keyOf(after);
+  return rows
+    .filter((r) => rank.has(r.reference_name) && inWindow(r))
+    .map((row) => ({ row, key: keyOf(positionOf(row)) }))
+    .filter(({ key }) => !from || compare(key, from) > 0)
+    .sort((a, b) => compare(a.key, b.key))
+    .map(({ row }) => row);
 }
 
 export async function listAllFeatureSets(registry: Registry): Promise<FeatureSetRow[]> {
