@@ -89,3 +89,15 @@ export function writeContigFasta(file: string, names: Iterable<string>): string 
   fs.writeFileSync(file, [...new Set(names)].map((n) => `>${n}\n${'N'.repeat(60)}\n`).join(''));
   return file;
 }
+
+/** Runs of consecutive bases with values in [start, end): what a continuous search returns for it. */
+export function expectedRuns(values: Map<number, number>, start: number, end: number): Array<{ start: number; values: number[] }> {
+  const runs: Array<{ start: number; values: number[] }> = [];
+  for (const base of [...values.keys()].sort((a, b) => a - b)) {
+    if (base < start || base >= end) continue;
+    const last = runs.at(-1);
+    if (last && last.start + last.values.length === base) last.values.push(values.get(base)!);
+    else runs.push({ start: base, values: [values.get(base)!] });
+  }
+  return runs;
+}

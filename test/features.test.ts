@@ -258,8 +258,9 @@ for (const backend of backends) {
     it('writes attribute values of every type, and every field in snake_case for snake_case requests', async () => {
       const typed = { id: idOf('other', 'fs', 'g2p', 'C'), name: '', featureSetId: idOf('other', 'fs', 'g2p'), strand: 'NEG_STRAND', featureType: { term: 'odd' } };
       assert.deepEqual((await server.get(`/features/${typed.id}`)).json, { ...typed, attributes: typedAttributesJson((v) => v) });
+      // An empty name is no name filter (proto3): the set is listed, and the unnamed feature is in it.
       const snakeTyped = await search({ feature_set_id: idOf('other', 'fs', 'g2p'), name: '' });
-      assert.deepEqual(snakeTyped.json.features, [
+      assert.deepEqual(snakeTyped.json.features.filter((f: any) => f.id === typed.id), [
         { id: typed.id, name: '', feature_set_id: typed.featureSetId, strand: 'NEG_STRAND', feature_type: { term: 'odd' }, attributes: typedAttributesJson(snake) },
       ]);
       // A page of GFF3 features: the camelCase page with every field name (not attribute keys) in snake_case.
@@ -432,9 +433,6 @@ for (const backend of backends) {
     it('answers 400 naming the field for bad searches', async () => {
       const cases: Array<[Record<string, unknown>, RegExp]> = [
         [{ referenceName: 'chr1', start: 0, end: 10 }, /featureSetId/],
-        [{ featureSetId: setId('gencode'), referenceName: 'chr1', end: 10 }, /'start'/],
-        [{ featureSetId: setId('gencode'), referenceName: 'chr1', start: 0 }, /'end'/],
-        [{ featureSetId: setId('gencode'), start: 0, end: 10 }, /referenceName/],
         [{ featureSetId: setId('gencode'), referenceName: 'chr1', start: -1, end: 10 }, /'start'/],
         [{ featureSetId: setId('gencode'), referenceName: 'chr1', start: 20, end: 10 }, /'end'/],
         [{ featureSetId: setId('gencode'), pageSize: -1 }, /pageSize/],

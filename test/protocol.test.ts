@@ -102,6 +102,22 @@ describe('reading requests', () => {
     rejects(() => parseMessage(R, {}), 400, /'id' is required/);
   });
 
+  it('reads a scalar at its zero value as not given, as proto3 does, and a required one as missing', () => {
+    const zeros = { referenceSetId: '', start: '0', pageSize: 0, threshold: -0, isDerived: false, units: 0, species: { termId: '' } };
+    assert.deepEqual(parseMessage(Request, zeros).value, { species: {} });
+    assert.deepEqual(parseMessage(Request, { units: 'EXPRESSION_UNIT_UNSPECIFIED', threshold: '0.0' }).value, {});
+    const R = message('R', { id: t.required(t.string), start: t.required(t.int64) });
+    rejects(() => parseMessage(R, { id: '', start: 5 }), 400, /'id' is required/);
+    rejects(() => parseMessage(R, { id: 'x', start: '0' }), 400, /'start' is required/);
+    // Lists, list items and messages keep their presence: `[]` is not absent, nor is `[""]` empty.
+    assert.deepEqual(parseMessage(Request, { names: [] }).value, { names: [] });
+    assert.deepEqual(parseMessage(Request, { names: [''] }).value, { names: [''] });
+    assert.deepEqual(parseMessage(Request, { names: '' }).value, { names: [''] });
+    // Members of a oneof are given even at their zero value (AttributeValue).
+    const attributes = { attr: { k: { values: [{ int64Value: '0' }, { stringValue: '' }, { boolValue: false }] } } };
+    assert.deepEqual(parseMessage(Attributes, attributes).value, { attr: { k: { values: [{ int64Value: 0 }, { stringValue: '' }, { boolValue: false }] } } });
+  });
+
   it('rejects a body that is not an object', () => {
     for (const body of [null, [], 'x', 3]) rejects(() => parseMessage(Request, body), 400, /must be a JSON object/);
   });

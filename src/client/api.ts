@@ -190,6 +190,13 @@ export interface ListReferenceBasesRequest {
   pageToken?: string;
 }
 
+export interface ListReferenceBasesRequest2 {
+  referenceId: string;
+  start?: number;
+  end?: number;
+  pageToken?: string;
+}
+
 export interface SearchVariantSetsRequest {
   datasetId: string;
   pageSize?: number;
@@ -299,12 +306,12 @@ export interface ListPeersResponse {
 }
 
 export interface Peer {
-  url?: string;
+  url: string;
   attributes?: Attributes;
 }
 
 export interface AnnouncePeerRequest {
-  peer?: Peer;
+  peer: Peer;
 }
 
 export interface AnnouncePeerResponse {
@@ -770,8 +777,8 @@ export interface ContinuousSet {
 export interface SearchContinuousRequest {
   continuousSetId: string;
   referenceName: string;
-  start: number;
-  end: number;
+  start?: number;
+  end?: number;
   pageSize?: number;
   pageToken?: string;
 }
@@ -855,7 +862,7 @@ export class Ga4ghClient extends ClientCore {
     return this.paged({ method: 'POST', path: '/peers/list' }, request, 'peers');
   }
   /** Announce peer (`POST /peers/announce`) */
-  announcePeer(request: AnnouncePeerRequest = {}): Promise<AnnouncePeerResponse> {
+  announcePeer(request: AnnouncePeerRequest): Promise<AnnouncePeerResponse> {
     return this.send({ method: 'POST', path: '/peers/announce' }, {}, request);
   }
   /** Search rna quantification sets (`POST /rnaquantificationsets/search`) */

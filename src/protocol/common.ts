@@ -61,7 +61,7 @@ export const AttributeValue: MessageDesc = message('AttributeValue', {
   nullValue: t.enumOf('NULL_VALUE'),
   attributes: t.msg(() => Attributes),
   attributeList: t.msg(() => AttributeValueList),
-});
+}, { oneof: true });
 
 export const AttributeValueList: MessageDesc = message('AttributeValueList', {
   values: t.list(t.msg(() => AttributeValue)),

@@ -39,6 +39,8 @@ interface Field {
 export interface MessageDesc {
   readonly name: string;
   readonly fields: readonly Field[];
+  /** The fields are the members of one oneof (AttributeValue): a member at its zero value is still given. */
+  readonly oneof: boolean;
   readonly byWireName: ReadonlyMap<string, { field: Field; form: NamingForm | 'both' }>;
 }
 
@@ -47,7 +49,7 @@ export const snakeName = (camel: string) => camel.replace(/[A-Z]/g, (c) => '_' +
 /** Every description made by message(), by name: the API document finds a route's response here. */
 export const messageCatalogue = new Map<string, MessageDesc>();
 
-export function message(name: string, spec: Record<string, FieldType | FieldSpec>): MessageDesc {
+export function message(name: string, spec: Record<string, FieldType | FieldSpec>, options: { oneof?: boolean } = {}): MessageDesc {
   const fields: Field[] = [];
   const byWireName = new Map<string, { field: Field; form: NamingForm | 'both' }>();
   for (const [camel, s] of Object.entries(spec)) {
@@ -67,7 +69,7 @@ export function message(name: string, spec: Record<string, FieldType | FieldSpec
       byWireName.set(snake, { field, form: 'snake' });
     }
   }
-  const desc = { name, fields, byWireName };
+  const desc = { name, fields, byWireName, oneof: options.oneof ?? false };
   if (!messageCatalogue.has(name)) messageCatalogue.set(name, desc);
   return desc;
 }
@@ -178,6 +180,29 @@ function readValue(type: FieldType, v: unknown, path: string, seen: FormSeen): u
   }
 }
 
+/**
+ * proto3 cannot tell a scalar field at its zero value (0, "", false, an enum's first value) from one
+ * not given, and protobuf's JSON writer leaves such fields out: the Python client cannot send
+ * `start: 0`. So the reader drops them, and a required field refuses both alike. Lists, maps and
+ * messages keep their presence (`callSetIds: []` is not `callSetIds` absent), as do oneof members.
+ */
+function isZeroScalar(type: FieldType, v: unknown): boolean {
+  switch (type.kind) {
+    case 'string':
+      return v === '';
+    case 'int32':
+    case 'int64':
+    case 'double':
+      return v === 0;
+    case 'bool':
+      return v === false;
+    case 'enum':
+      return v === type.values[0];
+    default:
+      return false;
+  }
+}
+
 function readObject(desc: MessageDesc, input: unknown, path: string, seen: FormSeen): Record<string, unknown> {
   if (!isPlainObject(input)) {
     throw new GAException('invalidRequest', `${path || desc.name} must be a JSON object, not ${describe(input)}`);
@@ -196,7 +221,9 @@ function readObject(desc: MessageDesc, input: unknown, path: string, seen: FormS
     spelled.set(field.camel, wireName);
     if (form !== 'both') seen[form] = true;
     if (raw === null) continue; // null means "not given"
-    out[field.camel] = readValue(field.type, raw, path ? `${path}.${field.camel}` : field.camel, seen);
+    const value = readValue(field.type, raw, path ? `${path}.${field.camel}` : field.camel, seen);
+    if (!desc.oneof && isZeroScalar(field.type, value)) continue;
+    out[field.camel] = value;
   }
   for (const field of desc.fields) {
     if (field.required && out[field.camel] === undefined) {

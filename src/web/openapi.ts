@@ -168,11 +168,17 @@ function errorSchema(extra?: MessageDesc, schemas?: Schemas): Schema {
   return withExtra;
 }
 
+/** A placeholder of a required field's type. */
+function placeholderOf(field: MessageDesc['fields'][number]): unknown {
+  const { type } = field;
+  return type.kind === 'string' ? `<${field.camel}>` : type.kind === 'list' ? [] : type.kind === 'message' ? exampleOf(type.message()) : 0;
+}
+
 /** A request example from the description: required fields as placeholders, and a page size. */
 function exampleOf(desc: MessageDesc): Record<string, unknown> {
   const example: Record<string, unknown> = {};
   for (const field of desc.fields) {
-    if (field.required) example[field.camel] = field.type.kind === 'string' ? `<${field.camel}>` : field.type.kind === 'list' ? [] : 0;
+    if (field.required) example[field.camel] = placeholderOf(field);
     if (field.camel === 'pageSize') example.pageSize = 10;
   }
   return example;

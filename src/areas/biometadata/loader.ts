@@ -37,13 +37,13 @@ function readMessageFile(file: string, desc: MessageDesc): Record<string, unknow
   }
 }
 
-/** The name (required) and the descriptive fields; empty strings count as not given, as in protobuf. */
+/** The name (required) and the descriptive fields (the reader has left out empty strings, as protobuf does). */
 function split(file: string, message: Record<string, unknown>, kind: string): { name: string; fields: BioFields } {
   const name = typeof message.name === 'string' ? message.name.trim() : '';
   if (!name) throw new UserError(`${file}: field 'name' is required: it names the ${kind} in its dataset and in its id`);
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(message)) {
-    if (ASSIGNED.has(key) || value === '') continue;
+    if (ASSIGNED.has(key)) continue;
     fields[key] = value;
   }
   const now = new Date().toISOString();

@@ -29,8 +29,8 @@ export const SearchContinuousSetsResponse = searchResponse('SearchContinuousSets
 export const SearchContinuousRequest = message('SearchContinuousRequest', {
   continuousSetId: t.required(t.string),
   referenceName: t.required(t.string),
-  start: t.required(t.int64),
-  end: t.required(t.int64),
+  start: t.int64,
+  end: t.int64,
   pageSize: t.int32,
   pageToken: t.string,
 });
@@ -55,8 +55,8 @@ export interface ContinuousRecord {
 export interface ContinuousQuery {
   continuousSetId: string;
   referenceName: string;
-  start: number;
-  end: number;
+  start?: number;
+  end?: number;
   pageSize?: number;
   pageToken?: string;
 }

@@ -3,6 +3,7 @@ import { GAException, invalid, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { isNonNegativeInteger, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { searchWindow } from '../../protocol/window.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
@@ -63,11 +64,14 @@ export function continuousService(registry: Registry, limits: PagingLimits) {
 
     getSet: async (id: string) => toContinuousSetRecord(await setNamed(id)),
 
-    /** Records over [start, end) in order; a page token is the base the next record starts at or after. */
+    /**
+     * Records over [start, end) in order (end absent: to the end of the reference); a page token is the
+     * base the next record starts at or after.
+     */
     async searchContinuous(request: ContinuousQuery): Promise<SearchPage<ContinuousRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('continuous', request, limits, isNonNegativeInteger);
-      const { referenceName, start, end } = request;
-      if (start < 0) throw invalid(`field 'start' must not be negative (got ${start})`);
+      const { referenceName } = request;
+      const { start, end } = searchWindow(request);
       if (end <= start) throw invalid(`field 'end' (${end}) must be greater than 'start' (${start})`);
       const set = await setNamed(request.continuousSetId);
       const setId = continuousSetId(set.dataset_name, set.name);

@@ -4,11 +4,13 @@ import { GAException, invalid, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, idEncoder, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
 import { keysetPage, type SearchPage } from '../../protocol/reply.js';
+import { searchWindow } from '../../protocol/window.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { OntologyCache } from '../ontologies/cache.js';
 import { referenceSetId } from '../references/service.js';
+import { listReferences } from '../references/store.js';
 import type { FeatureSetRecord, FeaturesQuery } from './messages.js';
 import type { NamingForm } from '../../protocol/schema.js';
 import { featureJsonWriter, memoized } from './wire.js';
@@ -17,7 +19,10 @@ import {
   getFeatureSet,
   listFeatureRows,
   listFeatureSets,
+  positionOf,
+  referencesWithFeatures,
   type AttributeValues,
+  type FeaturePosition,
   type FeatureQuery,
   type FeatureRow,
   type FeatureSetRow,
@@ -61,9 +66,14 @@ export function featureWriter(set: FeatureSetRow): (row: FeatureRow, form: Namin
 
 type SetPosition = [string, string];
 const isSetPosition = (p: unknown): p is SetPosition => Array.isArray(p) && p.length === 2 && p.every(isString);
-type FeaturePosition = [number, number];
 const isFeaturePosition = (p: unknown): p is FeaturePosition =>
-  Array.isArray(p) && p.length === 2 && p.every((n) => Number.isSafeInteger(n) && n >= 0);
+  Array.isArray(p) &&
+  p.length === 3 &&
+  (p[0] === null || isString(p[0])) &&
+  p.slice(1).every((n) => Number.isSafeInteger(n) && n >= 0);
+
+/** Reference orders of feature sets kept at most (each a list of reference names). */
+const REFERENCE_ORDERS_KEPT = 256;
 
 export function featureService(registry: Registry, limits: PagingLimits, registryCacheMs = 0) {
   // Set rows are read by every search and get: kept briefly, as the other areas keep theirs.
@@ -72,6 +82,30 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
     setRows.get(JSON.stringify([datasetName, name]), () => getFeatureSet(registry, datasetName, name));
   const ontologies = new OntologyCache(registry, registryCacheMs);
   const ontologyNamed = async (name: string) => (await ontologies.get(name))?.ontology;
+
+  /**
+   * The references a set has features on, in the order of its reference set (the FASTA's), as the
+   * reference server searched them; any outside it after those, by name. Neither changes while the set
+   * exists, so the order is kept by set (a set added again has a new creation time).
+   */
+  const referenceOrders = new Map<string, Promise<string[]>>();
+  function referenceOrderOf(set: FeatureSetRow): Promise<string[]> {
+    const key = `${set.id}\0${set.created_at}`;
+    let order = referenceOrders.get(key);
+    if (!order) {
+      order = (async () => {
+        const holding = new Set(referencesWithFeatures(set));
+        const references = set.reference_set_name !== null ? await listReferences(registry, { referenceSetName: set.reference_set_name }, undefined) : [];
+        const inSet = references.map((r) => r.name).filter((n) => holding.has(n));
+        const placed = new Set(inSet);
+        return [...inSet, ...[...holding].filter((n) => !placed.has(n)).sort()];
+      })();
+      if (referenceOrders.size >= REFERENCE_ORDERS_KEPT) referenceOrders.delete(referenceOrders.keys().next().value!);
+      referenceOrders.set(key, order);
+      order.catch(() => referenceOrders.delete(key));
+    }
+    return order;
+  }
 
   async function setNamed(id: string): Promise<FeatureSetRow> {
     const [datasetName, , name] = decodeId(id, IdKinds.featureSet);
@@ -114,23 +148,11 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
 
     async searchFeatures(request: FeaturesQuery): Promise<SearchPage<FeatureRow>> {
       const { pageSize, fingerprint, after } = keysetCursor('features', request, limits, isFeaturePosition);
-      const { featureSetId: setIdText, parentId, name, geneSymbol, referenceName, start, end } = request;
+      const { featureSetId: setIdText, parentId, name, geneSymbol, referenceName } = request;
       if (setIdText === undefined && parentId === undefined) {
         throw new GAException('missingField', "field 'featureSetId' is required (or 'parentId')");
       }
-      if (start !== undefined && start < 0) throw invalid(`field 'start' must not be negative (got ${start})`);
-      if (end !== undefined && end < 0) throw invalid(`field 'end' must not be negative (got ${end})`);
-      if (start !== undefined && end !== undefined && end !== 0 && end < start) {
-        throw invalid(`field 'end' (${end}) must not be less than 'start' (${start})`);
-      }
-      const byNameOrSymbol = name !== undefined || geneSymbol !== undefined;
-      if (referenceName === undefined && (start !== undefined || end !== undefined)) {
-        throw new GAException('missingField', "field 'referenceName' is required with 'start' and 'end'");
-      }
-      if (referenceName !== undefined && !byNameOrSymbol) {
-        if (start === undefined) throw new GAException('missingField', "field 'start' is required with 'referenceName' (unless name or geneSymbol is given)");
-        if (end === undefined) throw new GAException('missingField', "field 'end' is required with 'referenceName' (unless name or geneSymbol is given)");
-      }
+      const { start, end } = searchWindow(request);
 
       let set: FeatureSetRow | undefined;
       let parentKey: string | undefined;
@@ -147,9 +169,16 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
         }
         set = named;
       }
+      // No referenceName: every reference in order; and, when the window is the whole of each, the
+      // features without a location after them.
+      const whole = start === 0 && end === Number.POSITIVE_INFINITY;
+      const references =
+        referenceName !== undefined ? [referenceName] : [...(await referenceOrderOf(set!)), ...(whole ? [null] : [])];
+      if (after && !references.includes(after[0])) throw new GAException('invalidPageToken', "field 'pageToken' is not valid: bad position");
       const rows = await listFeatureRows(registry, {
         set: set!,
-        region: referenceName !== undefined ? { referenceName, start: start ?? 0, end: end ? end : undefined } : undefined,
+        references,
+        range: { start, end: Number.isFinite(end) ? end : undefined },
         name,
         geneSymbol,
         parentKey,
@@ -157,7 +186,7 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
         after,
         limit: pageSize + 1,
       });
-      const page = keysetPage(rows, pageSize, fingerprint, (r) => r, (r): FeaturePosition => [Number(r.start), r.seq]);
+      const page = keysetPage(rows, pageSize, fingerprint, (r) => r, positionOf);
       return { ...page, write: featureWriter(set!) };
     },
 

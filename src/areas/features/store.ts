@@ -587,20 +587,33 @@ export async function deleteFeatureSet(trx: Transaction<Database>, datasetName: 
 
 export const getFeatureRow = (registry: Registry, setId: number, key: string) => getFeatureIn(registry.db, setId, key);
 
-/** A search of one feature set; every filter given must hold. Pages come in (start, seq) order. */
+/** A search of one feature set; every filter given must hold. */
 export interface FeatureQuery {
   set: Pick<FeatureSetRow, 'id' | 'longest'>;
-  /** Overlap with [start, end) on the reference; end undefined: to the end of the reference. */
-  region?: { referenceName: string; start: number; end?: number };
+  /**
+   * The references to search, in the order pages give them; null stands for the features without a
+   * location. Within each, pages come in (start, seq) order.
+   */
+  references: ReadonlyArray<string | null>;
+  /** Overlap with [start, end) on each reference; end undefined: to the end of the reference. */
+  range: { start: number; end?: number };
   name?: string;
   geneSymbol?: string;
   parentKey?: string;
   /** Only features of these types: ontology term ids, or type names of features whose type is no term. */
   types?: { ids: string[]; terms: string[] };
-  /** The (start, seq) of the last feature of the previous page. */
-  after?: [number, number];
+  /** The last feature of the previous page. */
+  after?: FeaturePosition;
   limit: number;
 }
+
+/** Where a feature lies in a search's order: its reference (null: no location), start and seq. */
+export type FeaturePosition = [string | null, number, number];
+
+export const positionOf = (row: FeatureRow): FeaturePosition => [row.reference_name, Number(row.start), row.seq];
+
+/** The names of the references the set has features on, in no particular order. */
+export const referencesWithFeatures = (set: Pick<FeatureSetRow, 'longest'>) => Object.keys(JSON.parse(set.longest) as Record<string, number>);
 
 /** Each registry's statements for the searches (see prepared.ts). */
 const selectsOf = new WeakMap<Registry, SelectRunner>();
@@ -608,54 +621,99 @@ const selectsOf = new WeakMap<Registry, SelectRunner>();
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /**
- * One page of features. The index is chosen by the most selective filter: parent, name, symbol,
- * region, or the whole set in order. A region scan starts at window start minus the longest feature on
- * that reference, so it never reads features that end long before the window. The SQL is written
- * here rather than built through Kysely: a page by name is a few microseconds of SQLite, and building
- * and preparing the query took twenty times that.
+ * One page of features: the references of the query one after the other, each read in order from one
+ * index, until the page is full; or, for a parent, name or symbol, its few matches on every reference
+ * at once. The index is chosen by the most selective filter: parent, name, symbol, or the region. A region scan starts at window start minus the longest feature on that
+ * reference, so it never reads features that end long before the window. The SQL is written here
+ * rather than built through Kysely: a page by name is a few microseconds of SQLite, and building and
+ * preparing the query took twenty times that.
  */
 export async function listFeatureRows(registry: Registry, query: FeatureQuery): Promise<FeatureRow[]> {
-  const { set, region, name, geneSymbol, parentKey, types, after, limit } = query;
+  const { set, range, name, geneSymbol, parentKey, types, after, limit } = query;
   let select = selectsOf.get(registry);
   if (!select) selectsOf.set(registry, (select = preparedSelects(registry)));
-  let where = '"set_id" = ?';
-  const params: unknown[] = [set.id];
+  let filters = '"set_id" = ?';
+  const filterParams: unknown[] = [set.id];
   if (parentKey !== undefined) {
-    where += ' AND "parent_key" = ?';
-    params.push(parentKey);
+    filters += ' AND "parent_key" = ?';
+    filterParams.push(parentKey);
   }
   if (name !== undefined) {
-    where += ' AND "name" = ?';
-    params.push(name);
+    filters += ' AND "name" = ?';
+    filterParams.push(name);
   }
   if (geneSymbol !== undefined) {
-    where += ' AND "gene_symbol" = ?';
-    params.push(geneSymbol);
-  }
-  if (region) {
-    const longest = (JSON.parse(set.longest) as Record<string, number>)[region.referenceName] ?? 0;
-    where += ' AND "reference_name" = ? AND "start" >= ?';
-    params.push(region.referenceName, Math.max(0, region.start - longest));
-    if (region.end !== undefined) {
-      where += ' AND "start" < ?';
-      params.push(region.end);
-    }
-    where += ' AND "end" > ?';
-    params.push(region.start);
+    filters += ' AND "gene_symbol" = ?';
+    filterParams.push(geneSymbol);
   }
   if (types) {
     const alternatives: string[] = [];
     if (types.ids.length) alternatives.push(`"type_id" IN (${placeholders(types.ids.length)})`);
     if (types.terms.length) alternatives.push(`("type_id" IS NULL AND "type_term" IN (${placeholders(types.terms.length)}))`);
-    where += ` AND (${alternatives.length ? alternatives.join(' OR ') : '1 = 0'})`;
-    params.push(...types.ids, ...types.terms);
+    filters += ` AND (${alternatives.length ? alternatives.join(' OR ') : '1 = 0'})`;
+    filterParams.push(...types.ids, ...types.terms);
   }
-  if (after) {
-    where += ' AND ("start", "seq") > (?, ?)';
-    params.push(after[0], after[1]);
+
+  let references = query.references;
+  if (after) references = references.slice(references.indexOf(after[0]));
+  const selective = parentKey !== undefined || name !== undefined || geneSymbol !== undefined;
+  if (selective && references.length > 1) {
+    // A parent, name or symbol has few features, across references: read at once by the filter's own
+    // index and put in order here. Many: the references that hold one are read one after the other.
+    const matches = await select<FeatureRow>(`SELECT * FROM "feature" WHERE ${filters} LIMIT ?`, [...filterParams, FEW_MATCHES + 1]);
+    if (matches.length <= FEW_MATCHES) return inSearchOrder(matches, references, range, after).slice(0, limit);
+    // No DISTINCT: the planners would read the region index in order for it rather than this filter's.
+    const holding = new Set((await select<Pick<FeatureRow, 'reference_name'>>(`SELECT "reference_name" FROM "feature" WHERE ${filters}`, filterParams)).map((r) => r.reference_name));
+    references = references.filter((r) => holding.has(r));
   }
-  params.push(limit);
-  return select<FeatureRow>(`SELECT * FROM "feature" WHERE ${where} ORDER BY "start", "seq" LIMIT ?`, params);
+
+  const longestOn = JSON.parse(set.longest) as Record<string, number>;
+  const rows: FeatureRow[] = [];
+  for (const referenceName of references) {
+    let where = filters;
+    const params = [...filterParams];
+    if (referenceName === null) where += ' AND "reference_name" IS NULL';
+    else {
+      const longest = longestOn[referenceName] ?? 0;
+      // With a selective filter its index is the one to read, the reference tested on its rows: given
+      // as a plain column, the reference has the planners scan the whole reference in order instead.
+      where += selective ? ` AND ("reference_name" || '') = ? AND "start" >= ?` : ' AND "reference_name" = ? AND "start" >= ?';
+      params.push(referenceName, Math.max(0, range.start - longest));
+      if (range.end !== undefined) {
+        where += ' AND "start" < ?';
+        params.push(range.end);
+      }
+      where += ' AND "end" > ?';
+      params.push(range.start);
+    }
+    if (after && after[0] === referenceName) {
+      where += ' AND ("start", "seq") > (?, ?)';
+      params.push(after[1], after[2]);
+    }
+    params.push(limit - rows.length);
+    rows.push(...(await select<FeatureRow>(`SELECT * FROM "feature" WHERE ${where} ORDER BY "start", "seq" LIMIT ?`, params)));
+    if (rows.length === limit) break;
+  }
+  return rows;
+}
+
+/** The most features a parent, name or symbol search reads at once to order them itself. */
+const FEW_MATCHES = 1000;
+
+/** `rows` in the order of a search over `references` (its window's, after `after`), as the walk reads them. */
+function inSearchOrder(rows: FeatureRow[], references: ReadonlyArray<string | null>, range: FeatureQuery['range'], after: FeaturePosition | undefined): FeatureRow[] {
+  const rank = new Map(references.map((r, i) => [r, i]));
+  const inWindow = (r: FeatureRow) =>
+    r.reference_name === null || (Number(r.end) > range.start && (range.end === undefined || Number(r.start) < range.end));
+  const keyOf = ([reference, start, seq]: FeaturePosition) => [rank.get(reference)!, start, seq];
+  const compare = (a: number[], b: number[]) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+  const from = after && keyOf(after);
+  return rows
+    .filter((r) => rank.has(r.reference_name) && inWindow(r))
+    .map((row) => ({ row, key: keyOf(positionOf(row)) }))
+    .filter(({ key }) => !from || compare(key, from) > 0)
+    .sort((a, b) => compare(a.key, b.key))
+    .map(({ row }) => row);
 }
 
 export async function listAllFeatureSets(registry: Registry): Promise<FeatureSetRow[]> {

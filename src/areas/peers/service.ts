@@ -111,8 +111,6 @@ export function peerService(registry: Registry, limits: PagingLimits, settings: 
       throw e instanceof GAException ? unsuccessful(e) : e;
     }
     const fail = (kind: ErrorKindName, message: string) => new GAException(kind, message, { success: false });
-    if (!body.peer) throw fail('missingField', "field 'peer' is required");
-    if (body.peer.url === undefined) throw fail('missingField', "field 'peer.url' is required");
     const checked = normalisePeerUrl(body.peer.url);
     if (!checked.ok) throw fail('invalidRequest', `field 'peer.url' ${checked.reason}`);
     const attributes = body.peer.attributes;

@@ -64,7 +64,7 @@ type SetPosition = [string, string];
 const isSetPosition = (p: unknown): p is SetPosition => Array.isArray(p) && p.length === 2 && p.every(isString);
 
 function patternOf(source: string | undefined, field: string): SafePattern | undefined {
-  if (source === undefined || source === '') return undefined;
+  if (source === undefined) return undefined;
   try {
     return new SafePattern(source);
   } catch (e) {
@@ -208,9 +208,8 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
             (!qualifiers || (JSON.parse(row.qualifier_ids) as string[]).some((q) => qualifiers.has(q)))
         : undefined;
       const { dataset_name: datasetName, name: setName } = context.row;
-      const id = request.id !== undefined && request.id !== '' ? request.id : undefined;
       const rows = await scan(
-        (from, limit) => listPhenotypes(registry, { datasetName, setName, id }, from, limit),
+        (from, limit) => listPhenotypes(registry, { datasetName, setName, id: request.id }, from, limit),
         keep,
         pageSize,
         after,

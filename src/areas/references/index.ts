@@ -32,6 +32,7 @@ export const referencesArea: Area = {
   async routes({ registry, config }) {
     const [
       {
+        ListReferenceBasesByIdRequest,
         ListReferenceBasesQuery,
         ListReferenceBasesRequest,
         ListReferenceBasesResponse,
@@ -95,11 +96,8 @@ export const referencesArea: Area = {
       {
         method: 'POST',
         path: '/listreferencebases',
-        request: ListReferenceBasesRequest,
-        handle: async ({ body }) => {
-          if (body.referenceId === undefined) throw new GAException('missingField', "field 'referenceId' is required");
-          return bases(body.referenceId, body);
-        },
+        request: ListReferenceBasesByIdRequest,
+        handle: async ({ body }) => bases(body.referenceId, body),
       },
     ];
   },

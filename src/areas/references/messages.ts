@@ -46,19 +46,13 @@ export const SearchReferencesRequest = message('SearchReferencesRequest', {
 });
 export const SearchReferencesResponse = searchResponse('SearchReferencesResponse', 'references', Reference);
 
+const basesRange = { start: t.int64, end: t.int64, pageToken: t.string };
 /** Form 1: `GET /references/{id}/bases?start=&end=&pageToken=`. */
-export const ListReferenceBasesQuery = message('ListReferenceBasesQuery', {
-  start: t.int64,
-  end: t.int64,
-  pageToken: t.string,
-});
-/** Form 2 (`POST /listreferencebases`) needs the id; the schema's `POST /references/{id}/bases` may repeat it. */
-export const ListReferenceBasesRequest = message('ListReferenceBasesRequest', {
-  referenceId: t.string,
-  start: t.int64,
-  end: t.int64,
-  pageToken: t.string,
-});
+export const ListReferenceBasesQuery = message('ListReferenceBasesQuery', basesRange);
+/** The schema's `POST /references/{id}/bases`: the id is in the path, and the body may repeat it. */
+export const ListReferenceBasesRequest = message('ListReferenceBasesRequest', { referenceId: t.string, ...basesRange });
+/** Form 2, `POST /listreferencebases`: the body names the reference. */
+export const ListReferenceBasesByIdRequest = message('ListReferenceBasesRequest', { referenceId: t.required(t.string), ...basesRange });
 export const ListReferenceBasesResponse = message('ListReferenceBasesResponse', {
   offset: t.int64,
   sequence: t.string,

@@ -15,6 +15,7 @@ import {
   type PagingLimits,
 } from '../../protocol/paging.js';
 import { attributesOf } from '../../protocol/common.js';
+import { searchWindow } from '../../protocol/window.js';
 import { keysetPage, PAUSE_BYTES, type JsonStream, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
@@ -91,21 +92,6 @@ const RESUME_POINTS = 4096;
  * 2,504-sample cohort) and its look-ahead record; one per query being paged is what matters.
  */
 const PARKED_READERS = 8;
-
-/**
- * The window of a variant or annotation search: `start` absent means 0, `end` absent or 0 means to
- * the end of the reference; negative values and `end < start` are 400.
- */
-export function searchWindow(request: { start?: number; end?: number }): { start: number; end: number } {
-  const start = request.start ?? 0;
-  const requestedEnd = request.end ?? 0;
-  if (start < 0) throw new GAException('invalidRequest', `field 'start' must not be negative (got ${start})`);
-  if (requestedEnd < 0) throw new GAException('invalidRequest', `field 'end' must not be negative (got ${requestedEnd})`);
-  if (requestedEnd !== 0 && requestedEnd < start) {
-    throw new GAException('invalidRequest', `field 'end' (${requestedEnd}) must not be less than field 'start' (${start})`);
-  }
-  return { start, end: requestedEnd === 0 ? Number.POSITIVE_INFINITY : requestedEnd };
-}
 
 /** A reader of a query's records, stopped at `next`: the record after a page's last. */
 interface ParkedReader {
