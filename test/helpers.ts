@@ -78,8 +78,13 @@ export interface CliResult {
  * server running inside the test process (spawnSync would stall that server's event loop).
  */
 export function runCliAsync(...args: string[]): Promise<CliResult> {
+  return runAsync(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args]);
+}
+
+/** Runs a program without blocking this process, as runCliAsync runs bin/ga4gh. */
+export function runAsync(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

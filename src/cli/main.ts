@@ -231,5 +231,3 @@ export function buildProgram(): Command {
   serveCommand(program);
   return program;
 }
-
-await buildProgram().parseAsync(process.argv);
