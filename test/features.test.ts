@@ -17,7 +17,7 @@ import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { oboSubclasses, readGffLines, writeContigFasta, type GffLine } from './annotation-fixture.js';
 import { backends } from './backends.js';
 import { allMigrations } from '../src/areas/index.js';
-import { migrateRegistry } from '../src/registry/registry.js';
+import { createOrMigrateRegistry, migrateRegistry } from '../src/registry/registry.js';
 import { atEnd, collectPages, copyFixture, idOf, newRegistry, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const dir = tempDir();
@@ -321,7 +321,7 @@ for (const backend of backends) {
       // A registry as the migrations before 'feature attributes in wire form' left it, with rows as they
       // were written then: attributes as the JSON of their lists (more rows than one migration batch).
       const location = await backend.newLocation(dir);
-      const old = await migrateRegistry(location, allMigrations().filter((m) => m.name !== 'feature attributes in wire form'));
+      const old = await createOrMigrateRegistry(location, allMigrations().filter((m) => m.name !== 'feature attributes in wire form'));
       const now = new Date().toISOString();
       await old.registry.db.insertInto('dataset').values({ name: 'ds', description: null, created_at: now }).execute();
       await old.registry.db
