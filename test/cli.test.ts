@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { backends, newPostgresDatabase } from './backends.js';
+import { progressLine } from '../src/cli/output.js';
 import { copyFixture, idOf, ROOT, runCli, tempDir, TESTDATA } from './helpers.js';
 
 const dir = tempDir();
@@ -31,6 +32,27 @@ describe('registry commands', () => {
     assert.ok(fs.existsSync(registry));
     const listed = listJson();
     assert.deepEqual([listed.datasets, listed.reference_sets], [[], []]);
+  });
+
+  it('migrate refuses a missing registry, creating nothing, and a file that is no registry', () => {
+    const mistyped = path.join(dir, 'mistyped', 'reg.sqlite');
+    assertOneLineFailure(runCli('repo', 'migrate', mistyped), /no registry at .*mistyped.*; create one with: ga4gh repo init/);
+    assert.ok(!fs.existsSync(path.dirname(mistyped)), 'no folder or file created');
+    const empty = path.join(dir, 'empty.sqlite');
+    fs.writeFileSync(empty, '');
+    assertOneLineFailure(runCli('repo', 'migrate', empty), /empty\.sqlite is not an initialised registry; run: ga4gh repo init/);
+  });
+
+  it('init on an existing registry says so, exits 0 and keeps what it holds', () => {
+    const again = path.join(dir, 'again.sqlite');
+    const first = runCli('repo', 'init', again);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout.trim(), `created registry ${again}`);
+    assert.equal(runCli('repo', 'add-dataset', again, 'kept').code, 0);
+    const second = runCli('repo', 'init', again);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout.trim(), `registry ${again} already exists: it is up to date, nothing changed`);
+    assert.deepEqual(JSON.parse(runCli('repo', 'list', again, '--json').stdout).datasets.map((d: any) => d.name), ['kept']);
   });
 
   it('adds and removes datasets, refusing duplicates and unknown names', () => {
@@ -154,6 +176,7 @@ describe('serve', () => {
 describe('the same commands on a PostgreSQL registry', { skip: backends.find((b) => b.name === 'postgres')!.skip }, () => {
   it('init, load, list, refuse to serve an unmigrated registry, migrate', async () => {
     const url = await newPostgresDatabase();
+    assertOneLineFailure(runCli('repo', 'migrate', url), /is not an initialised registry; run: ga4gh repo init/);
     assert.equal(runCli('repo', 'init', url).code, 0);
     assert.equal(runCli('repo', 'add-dataset', url, 'pg1').code, 0);
     const fasta = copyFixture('ga4gh-server/referenceSets/example_2.fa.gz', path.join(dir, 'pg'));
@@ -172,5 +195,34 @@ describe('the same commands on a PostgreSQL registry', { skip: backends.find((b)
     const migrated = runCli('repo', 'migrate', url);
     assert.equal(migrated.code, 0, migrated.stderr);
     assert.match(migrated.stdout, /applied 7 reference accessions/);
+  });
+});
+
+describe('progress lines', () => {
+  /** What progressLine writes to standard error while `body` runs, GA4GH_PROGRESS_INTERVAL set to `interval`. */
+  async function progressWritten(interval: string, body: (line: ReturnType<typeof progressLine>) => Promise<void>): Promise<string> {
+    const saved = { interval: process.env.GA4GH_PROGRESS_INTERVAL, write: process.stderr.write };
+    let written = '';
+    process.env.GA4GH_PROGRESS_INTERVAL = interval;
+    process.stderr.write = ((chunk: string) => ((written += chunk), true)) as typeof process.stderr.write;
+    try {
+      await body(progressLine());
+    } finally {
+      process.stderr.write = saved.write;
+      if (saved.interval === undefined) delete process.env.GA4GH_PROGRESS_INTERVAL;
+      else process.env.GA4GH_PROGRESS_INTERVAL = saved.interval;
+    }
+    return written;
+  }
+
+  it('GA4GH_PROGRESS_INTERVAL is in milliseconds, as documented', async () => {
+    assert.ok(!process.stderr.isTTY, 'standard error is not a terminal under the test runner');
+    const steps = async (line: ReturnType<typeof progressLine>) => {
+      line.show('step 1');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      line.show('step 2');
+    };
+    assert.equal(await progressWritten('100', steps), 'step 2\n', 'a line once 100 ms have passed');
+    assert.equal(await progressWritten('60000', steps), '', 'none within a minute');
   });
 });

@@ -16,7 +16,7 @@ import type { SearchReadsQuery } from '../src/areas/reads/messages.js';
 import type { ReadService } from '../src/areas/reads/service.js';
 import { pieceSent } from '../src/protocol/chunk-pool.js';
 import { pageTokenAtEnd } from '../src/protocol/reply.js';
-import { initRegistry, migrateRegistry, type Registry } from '../src/registry/registry.js';
+import { createOrMigrateRegistry, initRegistry, migrateRegistry, type Registry } from '../src/registry/registry.js';
 import { ContractChecker } from './contract.js';
 
 /**
@@ -79,8 +79,13 @@ export interface CliResult {
  * server running inside the test process (spawnSync would stall that server's event loop).
  */
 export function runCliAsync(...args: string[]): Promise<CliResult> {
+  return runAsync(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args]);
+}
+
+/** Runs a program without blocking this process, as runCliAsync runs bin/ga4gh. */
+export function runAsync(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'ga4gh'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -111,7 +116,7 @@ export async function newRegistry(dirOrLocation: string, fileName?: string): Pro
 
 /** A registry at `location` as the migrations before `migration` (its name) left it, to fill as an older version did. */
 export const registryBefore = (location: string, migration: string) =>
-  migrateRegistry(location, allMigrations().filter((m) => m.name !== migration));
+  createOrMigrateRegistry(location, allMigrations().filter((m) => m.name !== migration));
 
 /** Runs the migrations the registry at `location` lacks, checks that they are `expected` (names), and serves it. */
 export async function servedAfterMigrating(location: string, expected: string[]): Promise<TestServer> {

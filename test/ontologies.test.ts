@@ -88,6 +88,22 @@ for (const backend of backends) {
       refused(runCli('repo', 'remove-ontology', location, 'SO'), /no ontology 'SO'/);
     });
 
+    it('refuses a name no ontology has, listing the names that are registered', async () => {
+      const { location } = await newRegistry(await backend.newLocation(dir));
+      assert.equal(runCli('repo', 'add-dataset', location, 'ds').code, 0);
+      assert.equal(runCli('repo', 'add-referenceset', location, copyFixture('compliance/ref_brca1.fa', dir), '--name', 'hg37').code, 0);
+      const gff3 = copyFixture('compliance/brca1_gencodev19.gff3', dir);
+      const addFeatures = () => runCli('repo', 'add-featureset', location, 'ds', gff3, '--referenceset', 'hg37', '--ontology', 'so');
+      refused(addFeatures(), /no ontology 'so' in .* \(none is registered\); add it with: ga4gh repo add-ontology .* OBO_FILE --name so$/m);
+      // The file's name is the ontology's name: so-xp-simple.obo is 'so-xp-simple', not 'so'.
+      assert.equal(runCli('repo', 'add-ontology', location, obo).code, 0);
+      refused(addFeatures(), /no ontology 'so' in .* \(registered: so-xp-simple\); add it with: ga4gh repo add-ontology .* OBO_FILE --name so$/m);
+      refused(runCli('repo', 'remove-ontology', location, 'so'), /no ontology 'so' in .* \(registered: so-xp-simple\)$/m);
+      assert.equal(runCli('repo', 'add-ontology', location, obo, '--name', 'so').code, 0);
+      const added = addFeatures();
+      assert.equal(added.code, 0, added.stderr);
+    });
+
     it('keeps an ontology in memory while it is unchanged, and reads it again once it is loaded again', async () => {
       const { location, registry } = await newRegistry(await backend.newLocation(dir));
       assert.equal(runCli('repo', 'add-ontology', location, obo).code, 0);

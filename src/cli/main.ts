@@ -6,7 +6,8 @@ import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../confi
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
 import { copyRegistry } from '../registry/copy.js';
-import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
+import type { Migration } from '../registry/migrations.js';
+import { createOrMigrateRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, byteProgress, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
 
@@ -14,18 +15,22 @@ import { action, byteProgress, formatTable, integerAtLeast, portNumber, progress
 const migrations = allMigrations();
 const cli: CommandContext = { withRegistry: (location, fn) => withRegistry(location, migrations, fn), areas };
 
+const appliedText = (applied: Migration[]) => `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}`;
+
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
 
   repo
     .command('init')
-    .description('create a registry (a SQLite file, or a postgres:// URL), or bring one up to date')
+    .description('create a registry (a SQLite file, or a postgres:// URL); on an existing one, say so and apply any pending migrations')
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const registry = await initRegistry(location, migrations);
+        // Idempotent, so that provisioning scripts may run it every time; it says what it found.
+        const { registry, applied, existed } = await createOrMigrateRegistry(location, migrations);
         await registry.close();
-        say(`registry ready at ${location}`);
+        if (!existed) say(`created registry ${location}`);
+        else say(`registry ${location} already exists: ${applied.length ? appliedText(applied) : 'it is up to date, nothing changed'}`);
       }),
     );
 
@@ -37,7 +42,7 @@ function repoCommands(program: Command): void {
       action(async (location: string) => {
         const { registry, applied } = await migrateRegistry(location, migrations);
         await registry.close();
-        say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
+        say(applied.length ? appliedText(applied) : 'registry is up to date');
       }),
     );
 
@@ -228,5 +233,3 @@ export function buildProgram(): Command {
   serveCommand(program);
   return program;
 }
-
-await buildProgram().parseAsync(process.argv);

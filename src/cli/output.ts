@@ -59,12 +59,12 @@ export function portNumber(value: string): number {
 }
 
 /**
- * Seconds between progress lines when standard error is not a terminal (a log file): 10 by default,
- * or GA4GH_PROGRESS_INTERVAL (0 prints every update).
+ * Milliseconds between progress lines when standard error is not a terminal (a log file): 10,000 by
+ * default, or GA4GH_PROGRESS_INTERVAL (0 prints every update).
  */
 function progressInterval(): number {
-  const seconds = Number(process.env.GA4GH_PROGRESS_INTERVAL ?? 10);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 10_000;
+  const ms = Number(process.env.GA4GH_PROGRESS_INTERVAL ?? 10_000);
+  return Number.isFinite(ms) && ms >= 0 ? ms : 10_000;
 }
 
 /**

@@ -14,7 +14,7 @@ import { sql } from './kysely.js';
 import { UserError } from '../user-error.js';
 import { insertRows } from './bulk.js';
 import { MIGRATIONS_TABLE, type Migration } from './migrations.js';
-import { isPostgresUrl, migrateRegistry, openRegistry, type Registry } from './registry.js';
+import { createOrMigrateRegistry, isPostgresUrl, openRegistry, type Registry } from './registry.js';
 
 export interface CopiedTable {
   table: string;
@@ -110,7 +110,7 @@ export async function copyRegistry(
   let target: Registry | undefined;
   let done = false;
   try {
-    target = (await migrateRegistry(targetLocation, migrations)).registry;
+    target = (await createOrMigrateRegistry(targetLocation, migrations)).registry;
     const tables = await tablesInDependencyOrder(source);
     // Read before the transaction: on SQLite the transaction holds the one connection.
     const targetTables = new Map((await tablesOf(target)).map((t) => [t.name, t]));

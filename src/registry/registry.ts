@@ -89,23 +89,38 @@ async function pendingOf(registry: Registry, migrations: Migration[]): Promise<M
  * server assembly and the CLI) gather them from the areas, so that the registry knows no area.
  */
 
-/** Creates the registry, or brings an existing one up to date; returns it open, with what was applied. */
-export async function migrateRegistry(location: string, migrations: Migration[]): Promise<{ registry: Registry; applied: Migration[] }> {
-  const registry = connect(location, true);
+export interface MigratedRegistry {
+  registry: Registry;
+  /** The migrations just applied, oldest first. */
+  applied: Migration[];
+}
+
+async function applyMigrations(registry: Registry, migrations: Migration[]): Promise<Migration[]> {
   try {
-    return { registry, applied: await migrate(registry.db, migrations, registry.dialect) };
+    return await migrate(registry.db, migrations, registry.dialect);
   } catch (e) {
     await registry.close();
-    throw new UserError(`cannot initialise registry ${location}: ${(e as Error).message}`);
+    throw new UserError(`cannot initialise registry ${registry.location}: ${(e as Error).message}`);
   }
 }
 
-export async function initRegistry(location: string, migrations: Migration[]): Promise<Registry> {
-  return (await migrateRegistry(location, migrations)).registry;
+/**
+ * Creates the registry, or brings an existing one up to date; returns it open, with what was applied
+ * and whether it existed before (a registry has its migrations table from its first migration on).
+ */
+export async function createOrMigrateRegistry(location: string, migrations: Migration[]): Promise<MigratedRegistry & { existed: boolean }> {
+  const registry = connect(location, true);
+  const existed = (await appliedVersions(registry.db)) !== undefined;
+  return { registry, applied: await applyMigrations(registry, migrations), existed };
 }
 
-/** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */
-export async function openRegistry(location: string, migrations: Migration[]): Promise<Registry> {
+/** A registry ready for use: created when missing, brought up to date otherwise. */
+export async function initRegistry(location: string, migrations: Migration[]): Promise<Registry> {
+  return (await createOrMigrateRegistry(location, migrations)).registry;
+}
+
+/** An existing registry, open, with the migrations it lacks; refuses a missing or uninitialised one. */
+async function openExisting(location: string, migrations: Migration[]): Promise<{ registry: Registry; pending: Migration[] }> {
   const registry = connect(location, false);
   let pending: Migration[] | undefined;
   try {
@@ -119,6 +134,21 @@ export async function openRegistry(location: string, migrations: Migration[]): P
     await registry.close();
     throw new UserError(`${location} is not an initialised registry; run: ga4gh repo init ${location}`);
   }
+  return { registry, pending };
+}
+
+/**
+ * Brings an existing registry up to date. A missing one is refused as every command but `init`
+ * refuses it, so that a mistyped path creates nothing.
+ */
+export async function migrateRegistry(location: string, migrations: Migration[]): Promise<MigratedRegistry> {
+  const { registry } = await openExisting(location, migrations);
+  return { registry, applied: await applyMigrations(registry, migrations) };
+}
+
+/** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */
+export async function openRegistry(location: string, migrations: Migration[]): Promise<Registry> {
+  const { registry, pending } = await openExisting(location, migrations);
   if (pending.length) {
     await registry.close();
     throw new UserError(

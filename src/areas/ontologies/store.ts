@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { insertRows } from '../../registry/bulk.js';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
+import type { Database } from '../../registry/schema.js';
 import { UserError } from '../../user-error.js';
 import { Ontology } from './ontology.js';
 import type { OboTerm } from './obo.js';
@@ -124,10 +125,21 @@ export async function ontologyLoadedAt(registry: Registry, name: string): Promis
   return row?.created_at;
 }
 
-/** The ontology, or a UserError saying how to load it: for loaders that name one. */
+/**
+ * The refusal of a name no ontology is registered under. It lists the names that are, because an
+ * ontology is named after its file unless --name says otherwise (so-xp-simple.obo is 'so-xp-simple').
+ */
+async function noSuchOntology(db: Kysely<Database>, location: string, name: string): Promise<string> {
+  const names = (await db.selectFrom('ontology').select('name').orderBy('name').execute()).map((o) => o.name);
+  return `no ontology '${name}' in ${location} (${names.length ? `registered: ${names.join(', ')}` : 'none is registered'})`;
+}
+
+/** The ontology, or a UserError naming the registered ones and saying how to load it: for loaders that name one. */
 export async function requireOntology(registry: Registry, name: string): Promise<Ontology> {
   const ontology = await readOntology(registry, name);
-  if (!ontology) throw new UserError(`no ontology '${name}' in ${registry.location}; add it with: ga4gh repo add-ontology`);
+  if (!ontology) {
+    throw new UserError(`${await noSuchOntology(registry.db, registry.location, name)}; add it with: ga4gh repo add-ontology ${registry.location} OBO_FILE --name ${name}`);
+  }
   return ontology;
 }
 
@@ -139,7 +151,7 @@ export async function removeOntology(registry: Registry, name: string): Promise<
   try {
     await registry.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('ontology').select('name').where('name', '=', name).executeTakeFirst();
-      if (!row) throw new UserError(`no ontology '${name}' in ${registry.location}`);
+      if (!row) throw new UserError(await noSuchOntology(trx, registry.location, name));
       await trx.deleteFrom('ontology_term').where('ontology_name', '=', name).execute();
       await trx.deleteFrom('ontology').where('name', '=', name).execute();
     });
