@@ -6,6 +6,7 @@ import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../confi
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
 import { copyRegistry } from '../registry/copy.js';
+import type { MigrationContext } from '../registry/migrations.js';
 import { initRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, byteProgress, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
@@ -13,6 +14,18 @@ import { action, byteProgress, formatTable, integerAtLeast, portNumber, progress
 // The CLI is a composition root: it hands every area's migrations to the registry.
 const migrations = allMigrations();
 const cli: CommandContext = { withRegistry: (location, fn) => withRegistry(location, migrations, fn), areas };
+
+/** Runs migrations with the progress of those that read the registered files on standard error, and their warnings after. */
+async function withMigrationReport<T>(run: (context: MigrationContext) => Promise<T>): Promise<T> {
+  const progress = byteProgress('reading');
+  const warnings: string[] = [];
+  try {
+    return await run({ progress: progress.update, warn: (message) => warnings.push(message) });
+  } finally {
+    progress.done();
+    for (const warning of warnings) say(`warning: ${warning}`);
+  }
+}
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -23,7 +36,7 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const registry = await initRegistry(location, migrations);
+        const registry = await withMigrationReport((context) => initRegistry(location, migrations, context));
         await registry.close();
         say(`registry ready at ${location}`);
       }),
@@ -35,7 +48,7 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const { registry, applied } = await migrateRegistry(location, migrations);
+        const { registry, applied } = await withMigrationReport((context) => migrateRegistry(location, migrations, context));
         await registry.close();
         say(applied.length ? `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}` : 'registry is up to date');
       }),

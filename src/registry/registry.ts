@@ -10,7 +10,7 @@ import { Kysely, SqliteDialect, sql } from './kysely.js';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { UserError } from '../user-error.js';
-import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration } from './migrations.js';
+import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration, type MigrationContext } from './migrations.js';
 import { poolDroppingLostClients, ReconnectingPostgresDialect } from './reconnect.js';
 import type { Database } from './schema.js';
 
@@ -89,19 +89,26 @@ async function pendingOf(registry: Registry, migrations: Migration[]): Promise<M
  * server assembly and the CLI) gather them from the areas, so that the registry knows no area.
  */
 
-/** Creates the registry, or brings an existing one up to date; returns it open, with what was applied. */
-export async function migrateRegistry(location: string, migrations: Migration[]): Promise<{ registry: Registry; applied: Migration[] }> {
+/**
+ * Creates the registry, or brings an existing one up to date; returns it open, with what was applied.
+ * `context` hears the progress and warnings of migrations that read the registered files.
+ */
+export async function migrateRegistry(
+  location: string,
+  migrations: Migration[],
+  context?: MigrationContext,
+): Promise<{ registry: Registry; applied: Migration[] }> {
   const registry = connect(location, true);
   try {
-    return { registry, applied: await migrate(registry.db, migrations, registry.dialect) };
+    return { registry, applied: await migrate(registry.db, migrations, registry.dialect, context) };
   } catch (e) {
     await registry.close();
     throw new UserError(`cannot initialise registry ${location}: ${(e as Error).message}`);
   }
 }
 
-export async function initRegistry(location: string, migrations: Migration[]): Promise<Registry> {
-  return (await migrateRegistry(location, migrations)).registry;
+export async function initRegistry(location: string, migrations: Migration[], context?: MigrationContext): Promise<Registry> {
+  return (await migrateRegistry(location, migrations, context)).registry;
 }
 
 /** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */
