@@ -2,8 +2,8 @@
  * Reference sets without their bases, registered with the real CLI from sequence dictionaries: the
  * headers of BAM and CRAM files, a Picard .dict written by `samtools dict`, VCF and BCF headers (the
  * BCF written by bcftools), a .fai with a list of MD5s. What each should register is read here from
- * samtools' and bcftools' own view of the headers, or from the files; the server answers searches,
- * and 404 for bases; reads of a BAM on such a set are served, those of a CRAM refused.
+ * samtools' and bcftools' own view of the headers, or from the files; the server answers metadata and
+ * searches, and 404 for bases; reads of a BAM on such a set are served, those of a CRAM refused.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -167,7 +167,7 @@ describe('add-referenceset --dictionary', () => {
 });
 
 describe('a reference set without bases', () => {
-  it('answers its references, and 404 for their bases, saying the set holds no sequence', async () => {
+  it('answers its references and their metadata, and 404 for their bases, saying the set holds no sequence', async () => {
     const [first] = sqLines(hg00096);
     const reference = (await server.get(`/references/${idOf('hs37d5', first.name)}`)).json;
     assert.deepEqual([reference.name, Number(reference.length), reference.md5checksum], [first.name, first.length, first.md5]);
@@ -176,6 +176,13 @@ describe('a reference set without bases', () => {
     const bases = await server.get(`/references/${idOf('hs37d5', first.name)}/bases?start=0&end=10`);
     assert.equal(bases.status, 404);
     assert.match(bases.json.message, /reference set 'hs37d5' holds no sequence/);
+
+    const metadata = await fetch(`${server.url}/refget/sequence/${first.md5}/metadata`);
+    assert.equal(metadata.status, 200);
+    assert.deepEqual((await metadata.json()).metadata, { id: first.md5, md5: first.md5, ga4gh: null, trunc512: null, length: first.length, aliases: [] });
+    const sequence = await fetch(`${server.url}/refget/sequence/${first.md5}`);
+    assert.equal(sequence.status, 404);
+    assert.match((await sequence.json()).message, /is in reference set 'hs37d5', which holds no sequence/);
   });
 
   it('serves the reads of a BAM on it, as samtools reads them', async () => {
