@@ -11,8 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { allMigrations } from '../src/areas/index.js';
-import { initRegistry } from '../src/registry/registry.js';
+import BetterSqlite3 from 'better-sqlite3';
 import { copyFixture, runCli, runCliAsync, startTestServer, tempDir, TESTDATA, tool, type TestServer } from './helpers.js';
 
 const run = promisify(execFile);
@@ -313,37 +312,22 @@ describe('CRAM decoding through refget', () => {
 describe('repo migrate', () => {
   it('computes the digests of the references of a registry made before there were any, reading the FASTA files', async () => {
     const old = path.join(dir, 'old.sqlite');
-    const fasta = path.join(dir, 'old', 'refget.fa');
-    fs.mkdirSync(path.dirname(fasta));
+    const folder = path.join(dir, 'old');
+    fs.mkdirSync(folder);
+    const fasta = path.join(folder, 'refget.fa');
+    const gone = path.join(folder, 'gone.fa');
     fs.copyFileSync(path.join(dir, 'refget.fa'), fasta);
-    tool('samtools', 'faidx', fasta);
-    // The registry as the version before wrote it: every migration but the digests', and its rows.
-    const before = await initRegistry(old, allMigrations().filter((m) => m.version !== 8));
-    const set = (name: string, file: string) => ({
-      name,
-      md5checksum: 'f'.repeat(32),
-      description: null,
-      assembly_id: null,
-      species_term_id: null,
-      species_term: null,
-      source_uri: null,
-      source_accessions: '[]',
-      is_derived: 0,
-      fasta_path: file,
-      fai_path: `${file}.fai`,
-      gzi_path: null,
-      created_at: new Date().toISOString(),
-    });
-    const db = before.db as any;
-    await db.insertInto('reference_set').values([set('yeast', fasta), set('gone', path.join(dir, 'old', 'gone.fa'))]).execute();
-    await db
-      .insertInto('reference')
-      .values([
-        ...Object.values(sequences).map((s, ordinal) => ({ reference_set_name: 'yeast', ordinal, name: s.name, length: s.bases.length, md5checksum: s.md5 })),
-        { reference_set_name: 'gone', ordinal: 0, name: I.name, length: I.bases.length, md5checksum: I.md5 },
-      ])
-      .execute();
-    await before.close();
+    fs.copyFileSync(path.join(TESTDATA, 'refget/I.faa'), gone);
+    for (const args of [['init', old], ['add-referenceset', old, fasta, '--name', 'yeast'], ['add-referenceset', old, gone]]) {
+      const r = await runCliAsync('repo', ...args);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    fs.rmSync(gone);
+    // Undo the digests' migration, as if the registry came from the version before.
+    const db = new BetterSqlite3(old);
+    db.exec(`DROP INDEX reference_sha512t24u; ALTER TABLE reference DROP COLUMN sha512t24u; ALTER TABLE reference DROP COLUMN circular;
+      ALTER TABLE reference_set DROP COLUMN dictionary_path; DELETE FROM ga4gh_schema_version WHERE version = 8;`);
+    db.close();
 
     const migrated = await runCliAsync('repo', 'migrate', old);
     assert.equal(migrated.code, 0, migrated.stderr);
