@@ -42,6 +42,14 @@ ga4gh repo add-referenceset "$REGISTRY" "$DEMO/compliance/ref_brca1.fa" --name h
   --reference-accessions "$DEMO/hg37.accessions" \
   --species-term-id NCBITaxon:9606 --species-term "Homo sapiens" --is-derived --source-accessions GA4GH_CTS_01 \
   --description "An artificial reference for use with compliance data, derived from GRCh37"
+# The refget compliance sequences (yeast chromosomes I and VI, and phiX, which is circular) as one set,
+# with their INSDC accessions: the refget compliance suite can be pointed at http://HOST:PORT/refget/.
+cp -r testdata/refget "$DEMO"/
+chmod -R u+w "$DEMO/refget"
+cat "$DEMO"/refget/I.faa "$DEMO"/refget/VI.faa "$DEMO"/refget/NC.faa > "$DEMO/refget/refget.fa"
+printf 'I BK006935.2\nVI CP036473.1\nNC_001422.1 NC_001422.1\n' > "$DEMO/refget/refget.accessions"
+ga4gh repo add-referenceset "$REGISTRY" "$DEMO/refget/refget.fa" --reference-accessions "$DEMO/refget/refget.accessions" \
+  --circular NC_001422.1 --description "The refget compliance sequences: S. cerevisiae chromosomes I and VI, phiX174"
 
 # Variant sets (variant area): the 1000 Genomes extracts (one file per chromosome) on NCBI37, and the
 # VCF-spec examples, whose contigs (20, chr1, chrM) are not in any sample reference set.

@@ -1,7 +1,8 @@
-/** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
+/** Assembles a server from a registry and settings: every area's and interface's routes on one HTTP listener. */
 import { allMigrations, areas, routesOfAreas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
 import { streamSlotsOf, type StreamSlots } from './http/limits.js';
+import { routesOfInterfaces } from './interfaces/index.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
@@ -42,7 +43,7 @@ export async function startServer(
   };
   try {
     const areaRoutes = await routesOfAreas(app);
-    const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];
+    const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes), ...(await routesOfInterfaces(app))];
     const server = await startHttpServer(routes, config, streams);
     return {
       ...server,

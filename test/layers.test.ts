@@ -47,9 +47,27 @@ describe('layers', () => {
     assert.deepEqual(offending, []);
   });
 
+  it('no interface imports another, and no area imports an interface: areas do not know which interfaces serve them', () => {
+    const interfacesDir = path.join(SRC, 'interfaces');
+    // The interface a file belongs to (its folder under src/interfaces/), if any.
+    const interfaceOf = (file: string) => {
+      const parts = path.relative(interfacesDir, file).split(path.sep);
+      return file.startsWith(interfacesDir + path.sep) && parts.length > 1 ? parts[0] : undefined;
+    };
+    const areasDir = path.join(SRC, 'areas') + path.sep;
+    const offending = [...filesUnder(interfacesDir), ...filesUnder(path.join(SRC, 'areas'))].flatMap((file) =>
+      importsOf(file)
+        .filter((target) => interfaceOf(target) !== undefined && (file.startsWith(areasDir) || (interfaceOf(file) !== undefined && interfaceOf(file) !== interfaceOf(target))))
+        .map((target) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, target)}`),
+    );
+    assert.deepEqual(offending, []);
+  });
+
   it('the reader of imports sees the imports it is meant to see', () => {
     // Guards the test above against a pattern that matches nothing.
     const app = importsOf(path.join(SRC, 'app.ts')).map((f) => path.relative(SRC, f));
     assert.ok(app.includes(path.join('areas', 'index.ts')) && app.includes(path.join('registry', 'registry.ts')), app.join(', '));
+    const refget = importsOf(path.join(SRC, 'interfaces', 'refget', 'index.ts')).map((f) => path.relative(SRC, f));
+    assert.ok(refget.includes(path.join('interfaces', 'refget', 'media.ts')), refget.join(', '));
   });
 });

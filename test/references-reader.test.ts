@@ -248,6 +248,7 @@ function setRow(name: string, file: Written): ReferenceSetRow {
     fasta_path: file.fasta,
     fai_path: file.fai,
     gzi_path: file.gzi ?? null,
+    dictionary_path: null,
     created_at: '',
   };
 }

@@ -6,7 +6,7 @@ import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../confi
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
 import { copyRegistry } from '../registry/copy.js';
-import type { Migration } from '../registry/migrations.js';
+import type { Migration, MigrationContext } from '../registry/migrations.js';
 import { createOrMigrateRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, byteProgress, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
@@ -16,6 +16,18 @@ const migrations = allMigrations();
 const cli: CommandContext = { withRegistry: (location, fn) => withRegistry(location, migrations, fn), areas };
 
 const appliedText = (applied: Migration[]) => `applied ${applied.map((m) => `${m.version} ${m.name}`).join(', ')}`;
+
+/** Runs migrations with the progress of those that read the registered files on standard error, and their warnings after. */
+async function withMigrationReport<T>(run: (context: MigrationContext) => Promise<T>): Promise<T> {
+  const progress = byteProgress('reading');
+  const warnings: string[] = [];
+  try {
+    return await run({ progress: progress.update, warn: (message) => warnings.push(message) });
+  } finally {
+    progress.done();
+    for (const warning of warnings) say(`warning: ${warning}`);
+  }
+}
 
 function repoCommands(program: Command): void {
   const repo = program.command('repo').description('create a registry and register files in it');
@@ -27,7 +39,7 @@ function repoCommands(program: Command): void {
     .action(
       action(async (location: string) => {
         // Idempotent, so that provisioning scripts may run it every time; it says what it found.
-        const { registry, applied, existed } = await createOrMigrateRegistry(location, migrations);
+        const { registry, applied, existed } = await withMigrationReport((context) => createOrMigrateRegistry(location, migrations, context));
         await registry.close();
         if (!existed) say(`created registry ${location}`);
         else say(`registry ${location} already exists: ${applied.length ? appliedText(applied) : 'it is up to date, nothing changed'}`);
@@ -40,7 +52,7 @@ function repoCommands(program: Command): void {
     .argument('<registry>')
     .action(
       action(async (location: string) => {
-        const { registry, applied } = await migrateRegistry(location, migrations);
+        const { registry, applied } = await withMigrationReport((context) => migrateRegistry(location, migrations, context));
         await registry.close();
         say(applied.length ? appliedText(applied) : 'registry is up to date');
       }),

@@ -1,4 +1,5 @@
 /** Path matching for the service's routes, with the optional version prefix. */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { GAException } from '../protocol/errors.js';
 import type { ContentCoding, Reply } from '../protocol/reply.js';
 import type { MessageDesc, NamingForm } from '../protocol/schema.js';
@@ -15,6 +16,10 @@ export interface RouteInput<Body = any> {
   coding?: ContentCoding;
   /** The client; `host` is the Host header it used (for absolute URLs in documents). */
   remote: { address: string; userAgent: string; host?: string };
+  /** The request's headers (names in lower case), for interfaces that negotiate media types or take ranges. */
+  headers: IncomingHttpHeaders;
+  /** The query string's parameters as sent, for routes that read them themselves (`ownQuery`). */
+  query: Array<[string, string]>;
 }
 
 export interface Route {
@@ -24,6 +29,11 @@ export interface Route {
   /** What the body (POST) or the query string (GET) may hold. GET routes without one take no query. */
   request?: MessageDesc;
   handle(input: RouteInput): Promise<Reply>;
+  /**
+   * The route reads its query parameters itself, from `query` (an interface with rules and errors of
+   * its own): the HTTP layer refuses none of them.
+   */
+  ownQuery?: boolean;
   /**
    * Called instead of the generic error reply when the body cannot be read at all (not JSON, wrong
    * content type, too large): for routes that must record or answer such requests in their own way.

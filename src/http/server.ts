@@ -12,7 +12,7 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
+import { chooseCoding, ReplyEncoder, sendAsIs, StreamSink } from './compression.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -169,6 +169,20 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         reply.handedOver?.(sent);
         return size;
       }
+      case 'exact': {
+        res.removeHeader('vary'); // the encoder's Accept-Encoding: these bodies are never content-coded
+        const headers = { ...reply.headers, 'content-length': reply.length };
+        if (res.req.method === 'HEAD') {
+          res.writeHead(reply.status, headers).end();
+          return 0;
+        }
+        const sink = new StreamSink(res, reply.status, headers, undefined, config.compression);
+        for await (const piece of reply.pieces) {
+          if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
+          await sink.write(piece);
+        }
+        return sink.end();
+      }
       case 'content': {
         const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
         if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
@@ -240,9 +254,11 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const unknown = Object.keys(queryObject(pairs));
         if (unknown.length) throw new GAException('unknownField', `unknown query parameter '${unknown[0]}': ${pathname} takes its fields in the body`);
       } else {
-        input = queryObject(pairs);
-        if (!route.request && Object.keys(input as object).length) {
-          throw new GAException('unknownField', `${pathname} takes no query parameters`);
+        if (!route.ownQuery) {
+          input = queryObject(pairs);
+          if (!route.request && Object.keys(input as object).length) {
+            throw new GAException('unknownField', `${pathname} takes no query parameters`);
+          }
         }
         req.resume();
       }
@@ -257,7 +273,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       }
       // Negotiated before the handler runs: a page compressed ahead of its request is one in this coding.
       const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
-      const reply = await route.handle({ params, body, form, coding, remote });
+      const reply = await route.handle({ params, body, form, coding, remote, headers: req.headers, query: pairs });
       bytes = await writeReply(res, reply, form, coding);
     } catch (err) {
       if (err instanceof ClientWentAway) {

@@ -84,7 +84,13 @@ export type Reply =
       abandon?(): void;
     }
   /** A fixed document of any type (the web page, API docs), written as it is in either naming form. */
-  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string };
+  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string }
+  /**
+   * An answer of an interface with status codes and media types of its own (refget): its status and
+   * headers as given, its body of `length` bytes sent as it is (never content-coded: refget allows
+   * transfer codings only), the pieces read as the socket takes them.
+   */
+  | { kind: 'exact'; status: number; headers: Record<string, string>; length: number; pieces: Iterable<Uint8Array> | AsyncIterable<Uint8Array> };
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
 export const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });

@@ -10,8 +10,22 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Migration {
   version: number;
   name: string;
-  up(db: Kysely<any>, dialect: Dialect): Promise<void>;
+  up(db: Kysely<any>, dialect: Dialect, context: MigrationContext): Promise<void>;
 }
+
+/**
+ * What a migration that reads the registered files (to fill in a new column) is handed. A file it
+ * cannot read is a warning, not a failure: a registry that cannot be migrated cannot be mended with
+ * the commands that need it migrated first.
+ */
+export interface MigrationContext {
+  /** Hears how far the reading of a file has got: what is read, its bytes read so far, its size (0 when unknown). */
+  progress(what: string, bytesRead: number, size: number): void;
+  /** Something the user should know: what could not be filled in, and why. */
+  warn(message: string): void;
+}
+
+const quietly: MigrationContext = { progress() {}, warn() {} };
 
 /**
  * The column type for text that records are ordered and paged by (names, URLs): byte order on both
@@ -37,7 +51,7 @@ export function pendingMigrations(all: Migration[], applied: Set<number>): Migra
 }
 
 /** Runs the pending migrations, each in its own transaction, and returns the ones applied. */
-export async function migrate(db: Kysely<any>, all: Migration[], dialect: Dialect): Promise<Migration[]> {
+export async function migrate(db: Kysely<any>, all: Migration[], dialect: Dialect, context = quietly): Promise<Migration[]> {
   await db.schema
     .createTable(MIGRATIONS_TABLE)
     .ifNotExists()
@@ -48,7 +62,7 @@ export async function migrate(db: Kysely<any>, all: Migration[], dialect: Dialec
   const pending = pendingMigrations(all, (await appliedVersions(db)) ?? new Set());
   for (const m of pending) {
     await db.transaction().execute(async (trx) => {
-      await m.up(trx, dialect);
+      await m.up(trx, dialect, context);
       await trx
         .insertInto(MIGRATIONS_TABLE)
         .values({ version: m.version, name: m.name, applied_at: new Date().toISOString() })

@@ -10,7 +10,7 @@ import { Kysely, SqliteDialect, sql } from './kysely.js';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { UserError } from '../user-error.js';
-import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration } from './migrations.js';
+import { appliedVersions, migrate, pendingMigrations, type Dialect, type Migration, type MigrationContext } from './migrations.js';
 import { poolDroppingLostClients, ReconnectingPostgresDialect } from './reconnect.js';
 import type { Database } from './schema.js';
 
@@ -95,9 +95,10 @@ export interface MigratedRegistry {
   applied: Migration[];
 }
 
-async function applyMigrations(registry: Registry, migrations: Migration[]): Promise<Migration[]> {
+/** `context` hears the progress and warnings of migrations that read the registered files. */
+async function applyMigrations(registry: Registry, migrations: Migration[], context?: MigrationContext): Promise<Migration[]> {
   try {
-    return await migrate(registry.db, migrations, registry.dialect);
+    return await migrate(registry.db, migrations, registry.dialect, context);
   } catch (e) {
     await registry.close();
     throw new UserError(`cannot initialise registry ${registry.location}: ${(e as Error).message}`);
@@ -108,15 +109,19 @@ async function applyMigrations(registry: Registry, migrations: Migration[]): Pro
  * Creates the registry, or brings an existing one up to date; returns it open, with what was applied
  * and whether it existed before (a registry has its migrations table from its first migration on).
  */
-export async function createOrMigrateRegistry(location: string, migrations: Migration[]): Promise<MigratedRegistry & { existed: boolean }> {
+export async function createOrMigrateRegistry(
+  location: string,
+  migrations: Migration[],
+  context?: MigrationContext,
+): Promise<MigratedRegistry & { existed: boolean }> {
   const registry = connect(location, true);
   const existed = (await appliedVersions(registry.db)) !== undefined;
-  return { registry, applied: await applyMigrations(registry, migrations), existed };
+  return { registry, applied: await applyMigrations(registry, migrations, context), existed };
 }
 
 /** A registry ready for use: created when missing, brought up to date otherwise. */
-export async function initRegistry(location: string, migrations: Migration[]): Promise<Registry> {
-  return (await createOrMigrateRegistry(location, migrations)).registry;
+export async function initRegistry(location: string, migrations: Migration[], context?: MigrationContext): Promise<Registry> {
+  return (await createOrMigrateRegistry(location, migrations, context)).registry;
 }
 
 /** An existing registry, open, with the migrations it lacks; refuses a missing or uninitialised one. */
@@ -141,9 +146,9 @@ async function openExisting(location: string, migrations: Migration[]): Promise<
  * Brings an existing registry up to date. A missing one is refused as every command but `init`
  * refuses it, so that a mistyped path creates nothing.
  */
-export async function migrateRegistry(location: string, migrations: Migration[]): Promise<MigratedRegistry> {
+export async function migrateRegistry(location: string, migrations: Migration[], context?: MigrationContext): Promise<MigratedRegistry> {
   const { registry } = await openExisting(location, migrations);
-  return { registry, applied: await applyMigrations(registry, migrations) };
+  return { registry, applied: await applyMigrations(registry, migrations, context) };
 }
 
 /** Opens an existing, up-to-date registry; refuses one that is missing or needs `repo migrate`. */

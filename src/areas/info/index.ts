@@ -4,7 +4,7 @@
  * as today's GA4GH services expose).
  */
 import type { Command } from 'commander';
-import { PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION } from '../../config.js';
+import { PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION, type ServerConfig } from '../../config.js';
 import { Attributes, attributesOf } from '../../protocol/common.js';
 import { recordReply } from '../../protocol/reply.js';
 import { message, t, writeMessage } from '../../protocol/schema.js';
@@ -36,6 +36,28 @@ export const defaultServiceInfoOptions = {
   organizationName: 'ga4gh-server operator',
 };
 
+/**
+ * The service-info 1.0 fields every interface of this server shares, from `ga4gh serve`'s options:
+ * its id, organization, contact, environment and version, and `base`, the URL absolute links start
+ * from (the operator's public URL, or the address the client reached us at, from its Host header).
+ */
+export function serviceInfoBase(config: ServerConfig, host: string | undefined) {
+  const options = config.options;
+  const text = (name: string) => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
+  const base = text('publicUrl')?.replace(/\/+$/, '') ?? `http://${host ?? `${config.host}:${config.port}`}`;
+  return {
+    base,
+    id: text('serviceId') ?? defaultServiceInfoOptions.serviceId,
+    organization: {
+      name: text('organizationName') ?? defaultServiceInfoOptions.organizationName,
+      url: text('organizationUrl') ?? base,
+    },
+    contactUrl: text('contactUrl'),
+    environment: text('environment'),
+    version: SERVER_VERSION,
+  };
+}
+
 export const infoArea: Area = {
   name: 'info',
   migrations: [],
@@ -45,9 +67,6 @@ export const infoArea: Area = {
       protocolVersion: PROTOCOL_VERSION,
       attributes: attributesOf({ name: [SERVER_NAME], version: [SERVER_VERSION], areas }),
     };
-    const options = config.options;
-    const text = (name: string) => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
-    const publicUrl = text('publicUrl')?.replace(/\/+$/, '');
     return [
       { method: 'GET', path: '/info', handle: async () => recordReply(GetInfoResponse, info) },
       {
@@ -56,21 +75,13 @@ export const infoArea: Area = {
         response: ServiceInfo,
         summary: 'Describe this service (GA4GH service-info 1.0)',
         handle: async ({ remote }) => {
-          // Absolute URLs: the operator's public URL, or the address the client reached us at.
-          const base = publicUrl ?? `http://${remote.host ?? `${config.host}:${config.port}`}`;
+          const { base, ...shared } = serviceInfoBase(config, remote.host);
           const document = {
-            id: text('serviceId') ?? defaultServiceInfoOptions.serviceId,
+            ...shared,
             name: SERVER_NAME,
             type: SERVICE_TYPE,
             description: `GA4GH ${PROTOCOL_VERSION} genomic data service (areas: ${areas.join(', ')})`,
-            organization: {
-              name: text('organizationName') ?? defaultServiceInfoOptions.organizationName,
-              url: text('organizationUrl') ?? base,
-            },
-            contactUrl: text('contactUrl'),
             documentationUrl: `${base}/docs`,
-            environment: text('environment'),
-            version: SERVER_VERSION,
           };
           return {
             kind: 'content',

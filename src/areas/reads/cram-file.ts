@@ -83,6 +83,11 @@ export class CramFile {
     return (await this.cram.cram.getHeaderText()) ?? '';
   }
 
+  /** The SAM header text of a CRAM file, read without its index or its reference (the header needs neither). */
+  static readHeaderText(file: GenericFilehandle): Promise<string> {
+    return new CramFile(file, file, async () => '').headerText();
+  }
+
   /** The slices holding records of `seqId` (-1: reads without a position) that may overlap [start, end), in file order. */
   async slicesOf(seqId: number, start: number, end: number): Promise<Slice[]> {
     // Asked for on every page: each reference's slices are put in file order once.

@@ -20,7 +20,7 @@ import { biosampleId } from '../biometadata/service.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
 import { SequenceFiles } from '../references/sequences.js';
-import { getReferenceSetRow, listReferences, type ReferenceRow, type ReferenceSetRow } from '../references/store.js';
+import { getReferenceSetRow, holdsSequence, listReferences, type ReferenceRow, type ReferenceSetRow } from '../references/store.js';
 import type { VirtualOffset } from '../variants/bgzf.js';
 import { ByteChunks } from '../variants/variant-writer.js';
 import { AlignmentWriter, RUN } from './alignment-writer.js';
@@ -406,6 +406,12 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       }
       const referenceSet = await referenceSetOf(referenceSetNames[0]);
       if (!referenceSet) throw new GAException('unavailable', `reference set '${referenceSetNames[0]}' is not registered any more`);
+      const cram = sets.find((s) => s.context.row.index_kind === 'crai');
+      if (cram && !holdsSequence(referenceSet.set)) {
+        throw invalid(
+          `field 'readGroupIds': read group set '${cram.context.row.name}' is a CRAM file on reference set '${referenceSet.set.name}', which holds no bases to decode it with (it was registered from a sequence dictionary); register the set from its FASTA to search these reads`,
+        );
+      }
       const references = referenceSet.references;
 
       // The sections to read: one reference, or every reference then the reads without a position.

@@ -12,7 +12,7 @@ import { hasEofBlock } from '../variants/bgzf.js';
 import { parseFai, parseGzi, scanFasta } from './fasta-scan.js';
 import { faiMatches } from './loader.js';
 import { SequenceFiles } from './sequences.js';
-import { listReferences, listReferenceSets, type ReferenceRow, type ReferenceSetRow } from './store.js';
+import { holdsSequence, listReferences, listReferenceSets, type ReferenceRow, type ReferenceSetRow } from './store.js';
 
 /** A whole index file, local or remote, through the same file handles as the data. */
 const readWhole = async (location: string) => Buffer.from(await openFile(location).readFile());
@@ -44,6 +44,7 @@ export async function checkReferenceSets(registry: Registry, options: CheckOptio
   const files = new SequenceFiles(1);
   const problems: string[] = [];
   for (const set of await listReferenceSets(registry)) {
+    if (!holdsSequence(set)) continue; // a set from a sequence dictionary has no file to read
     const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
     const problem = (what: string) => problems.push(`reference set '${set.name}': ${what} (${set.fasta_path})`);
     try {

@@ -1,7 +1,8 @@
 /**
  * One pass over a FASTA file at load time: the MD5 and length of every sequence (spec 2.3: MD5 of the
- * upper-cased sequence without whitespace), the `.fai` entries, and for BGZF files the `.gzi` block
- * table. Plain and BGZF-compressed files are read in large slices, never whole.
+ * upper-cased sequence without whitespace), its refget digest (SHA-512 of the upper-cased letters,
+ * truncated to 24 bytes), the `.fai` entries, and for BGZF files the `.gzi` block table. Plain and
+ * BGZF-compressed files are read in large slices, never whole.
  */
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
@@ -21,6 +22,8 @@ export interface FaiEntry {
 
 export interface ScannedSequence extends FaiEntry {
   md5checksum: string;
+  /** The first 24 bytes of the SHA-512 of the sequence's letters, upper-cased, in base64url (refget's `SQ.` digest). */
+  sha512t24u: string;
 }
 
 export interface FastaScan {
@@ -42,6 +45,7 @@ class FastaScanner {
   private current?: {
     entry: ScannedSequence;
     md5: Hash;
+    sha512: Hash;
     lines: number;
     shortLineSeen: boolean;
     blankSeen: boolean;
@@ -99,8 +103,9 @@ class FastaScanner {
       if (!name) throw this.fail('a FASTA header without a sequence name');
       if (this.sequences.some((s) => s.name === name)) throw this.fail(`sequence name '${name}' appears twice`);
       this.current = {
-        entry: { name, length: 0, offset: lineStart + width, lineBases: 0, lineWidth: 0, md5checksum: '' },
+        entry: { name, length: 0, offset: lineStart + width, lineBases: 0, lineWidth: 0, md5checksum: '', sha512t24u: '' },
         md5: createHash('md5'),
+        sha512: createHash('sha512'),
         lines: 0,
         shortLineSeen: false,
         blankSeen: false,
@@ -126,26 +131,36 @@ class FastaScanner {
     }
     if (bases < record.entry.lineBases) record.shortLineSeen = true;
     record.lines++;
-    record.entry.length += this.hashUpper(record.md5, data, from, end);
+    record.entry.length += this.hashUpper(record.md5, record.sha512, data, from, end);
   }
 
-  /** Feeds the upper-cased bases to the MD5 and returns how many there were (whitespace excluded). */
-  private hashUpper(md5: Hash, data: Buffer, from: number, to: number): number {
+  /**
+   * Feeds the upper-cased bases to the MD5, and their letters to the SHA-512, and returns how many
+   * bases there were (whitespace excluded). The two digests differ only for sequences holding other
+   * symbols (`*`, `-`): SAM's M5 keeps them, refget's digest takes letters only.
+   */
+  private hashUpper(md5: Hash, sha512: Hash, data: Buffer, from: number, to: number): number {
     const n = to - from;
     if (this.upper.length < n) this.upper = Buffer.alloc(n);
     let k = 0;
+    let letters = true;
     for (let i = from; i < to; i++) {
       const c = data[i];
       if (c === 0x20 || c === 0x09) continue;
-      this.upper[k++] = c >= 0x61 && c <= 0x7a ? c - 32 : c;
+      const u = c >= 0x61 && c <= 0x7a ? c - 32 : c;
+      if (u < 0x41 || u > 0x5a) letters = false;
+      this.upper[k++] = u;
     }
-    md5.update(this.upper.subarray(0, k));
+    const bases = this.upper.subarray(0, k);
+    md5.update(bases);
+    sha512.update(letters ? bases : bases.filter((c) => c >= 0x41 && c <= 0x5a));
     return k;
   }
 
   private closeRecord(): void {
     if (!this.current) return;
     this.current.entry.md5checksum = this.current.md5.digest('hex');
+    this.current.entry.sha512t24u = this.current.sha512.digest().subarray(0, 24).toString('base64url');
     this.sequences.push(this.current.entry);
     this.current = undefined;
   }

@@ -5,7 +5,7 @@ import { pageReply, recordReply, type Reply } from '../../protocol/reply.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import { UserError } from '../../user-error.js';
-import type { ReferenceSetOptions } from './loader.js';
+import type { DictionaryOptions } from './loader.js';
 import type { BasesPage, BasesRequest } from './messages.js';
 import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
 
@@ -105,9 +105,11 @@ export const referencesArea: Area = {
   commands(repo: Command, { withRegistry, areas }: CommandContext) {
     repo
       .command('add-referenceset')
-      .description('register a FASTA file (plain with .fai, or bgzipped with .fai and .gzi) as a reference set')
+      .description('register a FASTA file (plain with .fai, or bgzipped with .fai and .gzi) as a reference set, or a sequence dictionary as a set without bases')
       .argument('<registry>', 'registry file or postgres:// URL')
-      .argument('<fasta>', 'FASTA file; missing indexes are created beside it')
+      .argument('[fasta]', 'FASTA file; missing indexes are created beside it')
+      .option('--dictionary <file>', 'instead of a FASTA: the names, lengths and MD5s of a SAM/BAM/CRAM header, a .dict, a VCF/BCF header or a .fai; the set holds no bases')
+      .option('--md5 <file>', 'with --dictionary: MD5s of its sequences, lines of NAME MD5')
       .option('--name <name>', 'set name (default: the file name without extensions)')
       .option('--description <text>', 'free-text description')
       .option('--assembly-id <id>', 'public assembly id, e.g. GRCh37')
@@ -117,14 +119,26 @@ export const referencesArea: Area = {
       .option('--source-accessions <list>', 'comma-separated accessions, with versions', commaList)
       .option('--is-derived', 'the set adds or alters sequences of its source')
       .option('--reference-accessions <file>', 'accessions of single references: lines of NAME ACCESSION[,ACCESSION...]')
+      .option('--circular <names>', 'comma-separated names of circular sequences: refget serves ranges across their origin', commaList)
       .action(
-        action(async (location: string, fasta: string, opts: ReferenceSetOptions) => {
-          const { loadReferenceSet } = await import('./loader.js');
+        action(async (location: string, fasta: string | undefined, { dictionary, ...opts }: DictionaryOptions & { dictionary?: string }) => {
+          if (fasta === undefined && dictionary === undefined) {
+            throw new UserError("missing required argument 'fasta': give a FASTA file, or a sequence dictionary with --dictionary FILE");
+          }
+          if (fasta !== undefined && dictionary !== undefined) throw new UserError('give either a FASTA file or --dictionary FILE, not both');
+          if (opts.md5 !== undefined && dictionary === undefined) throw new UserError('--md5 completes the MD5s of a --dictionary; a FASTA gives its own');
+          const { loadDictionaryReferenceSet, loadReferenceSet } = await import('./loader.js');
+          if (dictionary !== undefined) {
+            const loaded = await withRegistry(location, (registry) => loadDictionaryReferenceSet(registry, dictionary, opts));
+            say(`added reference set '${loaded.name}' without bases, from ${dictionary}: ${loaded.references} reference(s), md5 ${loaded.md5checksum || 'unknown (some references have no MD5)'}`);
+            return;
+          }
+          const file = fasta!;
           const progress = byteProgress('reading');
           const loaded = await withRegistry(location, (registry) =>
-            loadReferenceSet(registry, fasta, { ...opts, progress: (read, size) => progress.update(fasta, read, size) }),
+            loadReferenceSet(registry, file, { ...opts, progress: (read, size) => progress.update(file, read, size) }),
           ).finally(progress.done);
-          for (const file of loaded.createdIndexes) say(`created index ${file}`);
+          for (const created of loaded.createdIndexes) say(`created index ${created}`);
           say(`added reference set '${loaded.name}': ${loaded.references} reference(s), md5 ${loaded.md5checksum}`);
         }),
       );
@@ -152,9 +166,9 @@ export const referencesArea: Area = {
     const rows: InventoryValue[][] = [];
     for (const set of sets) {
       const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
-      rows.push([referenceSetId(set.name), set.name, refs.length, set.assembly_id, set.md5checksum, set.fasta_path]);
+      rows.push([referenceSetId(set.name), set.name, refs.length, set.assembly_id, set.md5checksum || null, set.fasta_path || null, set.dictionary_path]);
     }
-    return [{ title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta'], rows }];
+    return [{ title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta', 'dictionary'], rows }];
   },
 
   async check(registry, options) {

@@ -1,6 +1,8 @@
 /**
  * `repo add-referenceset`: reads a FASTA once, checks or creates its indexes beside it, and records the
- * set and its references (with checksums computed from the sequence) in one transaction.
+ * set and its references (with checksums and refget digests computed from the sequence) in one
+ * transaction. A set may instead come from a sequence dictionary (a SAM, BAM, CRAM, VCF or BCF
+ * header, a `.dict`, a `.fai`): names, lengths and MD5s, without bases (./dictionary.ts).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -9,7 +11,7 @@ import type { Registry } from '../../registry/registry.js';
 import { isUrl } from '../../files.js';
 import { UserError } from '../../user-error.js';
 import { faiText, gziBytes, parseFai, parseGzi, scanFasta, type FastaScan } from './fasta-scan.js';
-import { getReferenceSetRow, insertReferenceSet } from './store.js';
+import { getReferenceSetRow, insertReferenceSet, type ReferenceSetRow } from './store.js';
 
 export interface ReferenceSetOptions {
   name?: string;
@@ -22,6 +24,8 @@ export interface ReferenceSetOptions {
   isDerived?: boolean;
   /** A file of `NAME ACCESSION[,ACCESSION...]` lines: accessions of single references. */
   referenceAccessions?: string;
+  /** Names of the circular sequences (a plasmid, a mitochondrion): refget serves ranges across their origin. */
+  circular?: string[];
   /** Hears how many bytes of the FASTA were read so far (a 3 GB genome takes a while). */
   progress?: (bytesRead: number, size: number) => void;
 }
@@ -33,10 +37,10 @@ export interface LoadedReferenceSet {
   createdIndexes: string[];
 }
 
-/** The set name a FASTA file gives by default: its file name without extensions. */
-export function defaultSetName(fasta: string): string {
-  const file = isUrl(fasta) ? new URL(fasta).pathname : fasta;
-  return path.basename(file).replace(/\.(gz|bgz|bgzf)$/i, '').replace(/\.(fa|fasta|fna|fas|seq)$/i, '');
+/** The set name a FASTA file (or a dictionary) gives by default: its file name without extensions. */
+export function defaultSetName(file: string): string {
+  const name = path.basename(isUrl(file) ? new URL(file).pathname : file).replace(/\.(gz|bgz|bgzf)$/i, '');
+  return name.replace(/\.(fa|fasta|fna|fas|seq|dict|sam|bam|cram|vcf|bcf|fai)$/i, '').replace(/\.(fa|fasta|fna)$/i, '');
 }
 
 /** Spec 2.3: MD5 of the sorted reference checksums, concatenated. */
@@ -129,53 +133,120 @@ export function readReferenceAccessions(file: string, names: Set<string>): Map<s
   return out;
 }
 
+/** A sequence as a set records it: from a FASTA scan, or from a dictionary (no refget digest then). */
+export interface SequenceEntry {
+  name: string;
+  length: number;
+  /** '' when a dictionary gives none. */
+  md5checksum: string;
+  sha512t24u: string | null;
+}
+
+/** The name the set gets, refused when taken; the options checked that do not depend on the file. */
+async function newSetName(registry: Registry, file: string, options: ReferenceSetOptions): Promise<string> {
+  if ((options.speciesTermId === undefined) !== (options.speciesTerm === undefined)) {
+    throw new UserError('--species-term-id and --species-term go together: give both or neither');
+  }
+  const name = options.name ?? defaultSetName(file);
+  if (!name) throw new UserError(`cannot derive a reference set name from ${file}; give one with --name`);
+  if (await getReferenceSetRow(registry, name)) {
+    throw new UserError(`reference set '${name}' already exists in ${registry.location}; choose another with --name`);
+  }
+  return name;
+}
+
+/** What the options say of single sequences (their accessions, which are circular), each name checked against the file's. */
+interface SequenceDetails {
+  referenceAccessions: Map<string, string[]>;
+  circular: Set<string>;
+}
+
+function sequenceDetails(options: ReferenceSetOptions, sequences: SequenceEntry[], file: string): SequenceDetails {
+  const names = new Set(sequences.map((s) => s.name));
+  const circular = new Set(options.circular ?? []);
+  for (const name of circular) if (!names.has(name)) throw new UserError(`--circular names '${name}', but ${file} has no sequence of that name`);
+  const referenceAccessions = options.referenceAccessions ? readReferenceAccessions(options.referenceAccessions, names) : new Map<string, string[]>();
+  return { referenceAccessions, circular };
+}
+
+/** Records a set and its sequences in one transaction: from a FASTA (its files) or a dictionary. */
+async function registerSet(
+  registry: Registry,
+  name: string,
+  sequences: SequenceEntry[],
+  { referenceAccessions, circular }: SequenceDetails,
+  files: Pick<ReferenceSetRow, 'fasta_path' | 'fai_path' | 'gzi_path' | 'dictionary_path'>,
+  options: ReferenceSetOptions,
+): Promise<string> {
+  // Spec 2.3's checksum needs every reference's MD5: a dictionary that lacks one gives the set none.
+  const md5checksum = sequences.every((s) => s.md5checksum) ? referenceSetChecksum(sequences.map((s) => s.md5checksum)) : '';
+  await insertReferenceSet(registry, {
+    set: {
+      name,
+      md5checksum,
+      description: options.description ?? null,
+      assembly_id: options.assemblyId ?? null,
+      species_term_id: options.speciesTermId ?? null,
+      species_term: options.speciesTerm ?? null,
+      source_uri: options.sourceUri ?? null,
+      source_accessions: JSON.stringify(options.sourceAccessions ?? []),
+      is_derived: options.isDerived ? 1 : 0,
+      ...files,
+    },
+    references: sequences.map((s, ordinal) => ({
+      ordinal,
+      name: s.name,
+      length: s.length,
+      md5checksum: s.md5checksum,
+      sha512t24u: s.sha512t24u,
+      circular: circular.has(s.name) ? 1 : 0,
+    })),
+    referenceAccessions,
+  });
+  return md5checksum;
+}
+
 export async function loadReferenceSet(registry: Registry, fasta: string, options: ReferenceSetOptions): Promise<LoadedReferenceSet> {
   const remote = isUrl(fasta);
   if (!remote && !fs.existsSync(fasta)) throw new UserError(`no such file: ${fasta}`);
   if (!remote && !fs.statSync(fasta).isFile()) throw new UserError(`${fasta} is not a file; give the path of a FASTA file`);
-  if ((options.speciesTermId === undefined) !== (options.speciesTerm === undefined)) {
-    throw new UserError('--species-term-id and --species-term go together: give both or neither');
-  }
-  const name = options.name ?? defaultSetName(fasta);
-  if (!name) throw new UserError(`cannot derive a reference set name from ${fasta}; give one with --name`);
-  if (await getReferenceSetRow(registry, name)) {
-    throw new UserError(`reference set '${name}' already exists in ${registry.location}; choose another with --name`);
-  }
+  const name = await newSetName(registry, fasta, options);
   const fastaPath = remote ? fasta : path.resolve(fasta);
   const scan = await scanFasta(fastaPath, options.progress);
-  const referenceAccessions = options.referenceAccessions
-    ? readReferenceAccessions(options.referenceAccessions, new Set(scan.sequences.map((s) => s.name)))
-    : new Map<string, string[]>();
+  const details = sequenceDetails(options, scan.sequences, fasta); // before any index is written beside the FASTA
   const indexes = await ensureIndexes(fastaPath, scan);
-  const md5checksum = referenceSetChecksum(scan.sequences.map((s) => s.md5checksum));
   try {
-    await insertReferenceSet(registry, {
-      set: {
-        name,
-        md5checksum,
-        description: options.description ?? null,
-        assembly_id: options.assemblyId ?? null,
-        species_term_id: options.speciesTermId ?? null,
-        species_term: options.speciesTerm ?? null,
-        source_uri: options.sourceUri ?? null,
-        source_accessions: JSON.stringify(options.sourceAccessions ?? []),
-        is_derived: options.isDerived ? 1 : 0,
-        fasta_path: fastaPath,
-        fai_path: indexes.fai,
-        gzi_path: indexes.gzi,
-      },
-      references: scan.sequences.map((s, ordinal) => ({
-        ordinal,
-        name: s.name,
-        length: s.length,
-        md5checksum: s.md5checksum,
-      })),
-      referenceAccessions,
-    });
+    const md5checksum = await registerSet(
+      registry,
+      name,
+      scan.sequences,
+      details,
+      { fasta_path: fastaPath, fai_path: indexes.fai, gzi_path: indexes.gzi, dictionary_path: null },
+      options,
+    );
+    return { name, md5checksum, references: scan.sequences.length, createdIndexes: indexes.created };
   } catch (e) {
     // Nothing was registered: leave no index behind that this load created.
     for (const file of indexes.created) fs.rmSync(file, { force: true });
     throw e;
   }
-  return { name, md5checksum, references: scan.sequences.length, createdIndexes: indexes.created };
+}
+
+export interface DictionaryOptions extends ReferenceSetOptions {
+  /** A list of MD5s (`NAME MD5` lines) completing the dictionary's. */
+  md5?: string;
+}
+
+/**
+ * Registers a set without bases from a sequence dictionary (./dictionary.ts): its references answer
+ * metadata and searches; their bases are nowhere to be had, so reads of a CRAM on it cannot be decoded.
+ */
+export async function loadDictionaryReferenceSet(registry: Registry, dictionary: string, options: DictionaryOptions): Promise<LoadedReferenceSet> {
+  const name = await newSetName(registry, dictionary, options);
+  const { readDictionary } = await import('./dictionary.js');
+  const sequences = await readDictionary(dictionary, options.md5);
+  const details = sequenceDetails(options, sequences, dictionary);
+  const location = isUrl(dictionary) ? dictionary : path.resolve(dictionary);
+  const md5checksum = await registerSet(registry, name, sequences, details, { fasta_path: '', fai_path: '', gzi_path: null, dictionary_path: location }, options);
+  return { name, md5checksum, references: sequences.length, createdIndexes: [] };
 }

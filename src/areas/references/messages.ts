@@ -67,7 +67,8 @@ export interface OntologyTermRecord {
 export interface ReferenceRecord {
   id: string;
   length: number;
-  md5checksum: string;
+  /** Absent for a reference of a sequence dictionary that gives no MD5. */
+  md5checksum?: string;
   name: string;
   sourceAccessions: string[];
   isDerived: boolean;
@@ -77,7 +78,8 @@ export interface ReferenceRecord {
 export interface ReferenceSetRecord {
   id: string;
   name: string;
-  md5checksum: string;
+  /** Absent for a set whose dictionary lacks some reference's MD5. */
+  md5checksum?: string;
   species?: OntologyTermRecord;
   description?: string;
   assemblyId?: string;

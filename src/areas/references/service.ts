@@ -21,6 +21,7 @@ import {
   getReferenceRow,
   getReferenceSetRow,
   listReferences,
+  holdsSequence,
   listReferenceSets,
   referenceAccessions,
   type ReferenceRow,
@@ -28,6 +29,10 @@ import {
 } from './store.js';
 
 export const referenceSetId = (name: string) => encodeId([name]);
+
+/** The answer for the bases of a set registered from a sequence dictionary: there are none to give. */
+export const noBases = (set: ReferenceSetRow) =>
+  new GAException('notFound', `reference set '${set.name}' holds no sequence: it was registered from a sequence dictionary (names, lengths and MD5s only)`);
 export const referenceId = (setName: string, name: string) => encodeId([setName, name]);
 
 function speciesOf(set: ReferenceSetRow) {
@@ -38,7 +43,7 @@ export function toReferenceSetRecord(set: ReferenceSetRow): ReferenceSetRecord {
   return {
     id: referenceSetId(set.name),
     name: set.name,
-    md5checksum: set.md5checksum,
+    md5checksum: set.md5checksum || undefined, // '': a dictionary lacked some reference's MD5
     species: speciesOf(set),
     description: set.description ?? undefined,
     assemblyId: set.assembly_id ?? undefined,
@@ -53,7 +58,7 @@ export function toReferenceRecord(set: ReferenceSetRow, ref: ReferenceRow, acces
   return {
     id: referenceId(set.name, ref.name),
     length: Number(ref.length),
-    md5checksum: ref.md5checksum,
+    md5checksum: ref.md5checksum || undefined, // '': the dictionary gave none
     name: ref.name,
     sourceAccessions: accessions,
     isDerived: Boolean(set.is_derived),
@@ -168,6 +173,7 @@ export function referenceService(registry: Registry, options: ReferenceServiceOp
      */
     async listBases(id: string, request: BasesRequest): Promise<BasesPage> {
       const { set, ref } = await referenceNamed(id);
+      if (!holdsSequence(set)) throw noBases(set);
       const length = Number(ref.length);
       const start = request.start ?? 0;
       const end = request.end ?? length;

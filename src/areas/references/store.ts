@@ -1,6 +1,6 @@
 /** Reference sets and references in the registry: tables, migration and queries. */
 import type { Kysely } from 'kysely';
-import { sortableText, type Migration } from '../../registry/migrations.js';
+import { sortableText, type Migration, type MigrationContext } from '../../registry/migrations.js';
 import type { Registry } from '../../registry/registry.js';
 import { UserError } from '../../user-error.js';
 
@@ -16,9 +16,12 @@ export interface ReferenceTables {
     /** JSON array of accessions. */
     source_accessions: string;
     is_derived: number;
+    /** '' for a set registered from a sequence dictionary, which holds no bases. */
     fasta_path: string;
     fai_path: string;
     gzi_path: string | null;
+    /** The header or dictionary (SAM/BAM/CRAM/VCF/BCF, `.dict`, `.fai`) a set without bases was read from; null for a FASTA. */
+    dictionary_path: string | null;
     created_at: string;
   };
   reference: {
@@ -27,7 +30,12 @@ export interface ReferenceTables {
     ordinal: number;
     name: string;
     length: number;
+    /** '' when the dictionary a set was registered from gives none. */
     md5checksum: string;
+    /** The refget digest: the first 24 bytes of the SHA-512 of the upper-cased letters, base64url; null without bases. */
+    sha512t24u: string | null;
+    /** 1 for a circular sequence (a plasmid, a mitochondrion): ranges across its origin are served. */
+    circular: number;
   };
   reference_accession: {
     reference_set_name: string;
@@ -105,7 +113,60 @@ export const referenceMigrations: Migration[] = [
       await db.schema.createIndex('reference_accession_by_value').on('reference_accession').column('accession').execute();
     },
   },
+  {
+    version: 8,
+    name: 'refget digests, circular sequences and sets without bases',
+    async up(db: Kysely<any>, _dialect, context) {
+      await db.schema.alterTable('reference').addColumn('sha512t24u', 'text').execute();
+      await db.schema.alterTable('reference').addColumn('circular', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('reference_set').addColumn('dictionary_path', 'text').execute();
+      await db.schema.createIndex('reference_sha512t24u').on('reference').column('sha512t24u').execute();
+      await fillDigests(db, context);
+    },
+  },
 ];
+
+/**
+ * Computes the refget digest of every reference registered before there was one, reading each FASTA
+ * once. A file that cannot be read, or whose sequence no longer has its registered MD5, is reported
+ * and its references keep no digest (they are found by MD5 and accession): `repo migrate` must not
+ * fail on a file away for a while, since every other command waits for it.
+ */
+async function fillDigests(db: Kysely<any>, context: MigrationContext): Promise<void> {
+  const { scanFasta } = await import('./fasta-scan.js');
+  const sets: Array<{ name: string; fasta_path: string }> = await db.selectFrom('reference_set').select(['name', 'fasta_path']).orderBy('name').execute();
+  for (const set of sets) {
+    const registered: Array<{ name: string; md5checksum: string }> = await db
+      .selectFrom('reference')
+      .select(['name', 'md5checksum'])
+      .where('reference_set_name', '=', set.name)
+      .execute();
+    let found: Map<string, { md5checksum: string; sha512t24u: string }>;
+    try {
+      const scan = await scanFasta(set.fasta_path, (read, size) => context.progress(set.fasta_path, read, size));
+      found = new Map(scan.sequences.map((s) => [s.name, s]));
+    } catch (e) {
+      context.warn(`reference set '${set.name}': no refget digests, its FASTA cannot be read (${(e as Error).message}); register it again to have them`);
+      continue;
+    }
+    for (const ref of registered) {
+      const sequence = found.get(ref.name);
+      if (sequence?.md5checksum !== ref.md5checksum) {
+        context.warn(`reference '${ref.name}' of set '${set.name}': no refget digest, the FASTA no longer holds the sequence registered (MD5 ${ref.md5checksum})`);
+        continue;
+      }
+      await db
+        .updateTable('reference')
+        .set({ sha512t24u: sequence.sha512t24u })
+        .where('reference_set_name', '=', set.name)
+        .where('name', '=', ref.name)
+        .execute();
+    }
+  }
+}
+
+/** Whether a set's references have bases to serve (false for a set registered from a sequence dictionary). */
+export const holdsSequence = (set: ReferenceSetRow) => set.dictionary_path === null;
 
 
 export type ReferenceSetRow = ReferenceTables['reference_set'];
@@ -160,6 +221,7 @@ export async function getReferenceRow(registry: Registry, setName: string, name:
 export interface ReferenceFilter {
   referenceSetName?: string;
   md5checksum?: string;
+  sha512t24u?: string;
   accession?: string;
 }
 
@@ -173,6 +235,7 @@ export async function listReferences(
   let q = registry.db.selectFrom('reference').selectAll().orderBy('reference_set_name').orderBy('ordinal');
   if (filter.referenceSetName !== undefined) q = q.where('reference_set_name', '=', filter.referenceSetName);
   if (filter.md5checksum !== undefined) q = q.where('md5checksum', '=', filter.md5checksum);
+  if (filter.sha512t24u !== undefined) q = q.where('sha512t24u', '=', filter.sha512t24u);
   if (filter.accession !== undefined) {
     const accession = filter.accession;
     q = q.where(({ exists, selectFrom }) =>
