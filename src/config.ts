@@ -20,11 +20,11 @@ export interface ServerConfig {
   forceForm?: NamingForm;
   /** One line per request on standard error. */
   accessLog: boolean;
-  /** Worker threads that build large replies (variant and read pages); 0 builds them on the main thread, in slices. */
+  /** Worker threads that build large replies (pages of variants, reads and variant annotations); 0 builds them on the main thread, in slices. */
   pageWorkers: number;
   /** Bytes of pages each page worker may hold built ahead of their requests; 0: none are. */
   readAheadBytes: number;
-  /** What one client, or many, may take of the server (README, "Serving"). */
+  /** What one client, or many, may take of the server (docs/serving.md, "Options"). */
   limits: ServerLimits;
   /** Content-Encoding of large JSON replies, negotiated from Accept-Encoding. */
   compression: CompressionSettings;

@@ -2,7 +2,7 @@
  * What keeps one client, or many, from taking the server down: a bound on the nesting of request
  * bodies, JSON answers for the requests Node's parser refuses, a cap on open connections, a
  * per-address rate limit and a cap on large responses written at once. Each limit is a `serve`
- * option (src/config.ts, README "Serving").
+ * option (src/config.ts, docs/serving.md, "Options").
  */
 import type http from 'node:http';
 import type { Socket } from 'node:net';

@@ -2,8 +2,8 @@
  * Inserting many rows into one table, the fastest way each backend offers inside a Kysely
  * transaction: on SQLite, one prepared statement run per row on the raw handle (no SQL text built per
  * batch); on PostgreSQL, `COPY ... FROM STDIN` streamed through the transaction's own connection
- * (found by its backend process id), so a failure still rolls the whole load back. Figures in the
- * README, "RNA quantifications".
+ * (found by its backend process id), so a failure still rolls the whole load back. A figure: F1, a
+ * GFF3 load, in docs/performance.md, "The figures".
  */
 import { once } from 'node:events';
 import type { Kysely } from 'kysely';

@@ -1,7 +1,7 @@
 /**
  * Bio-metadata: individuals and biosamples, registered from JSON files (one message each) and served by
  * search and get. Call sets, RNA quantifications and read group sets name their biosample (links in
- * README, "Individuals and biosamples").
+ * docs/data.md, "Individuals and biosamples").
  */
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';

@@ -31,7 +31,7 @@ export const datasetsArea: Area = {
   commands(repo: Command, { withRegistry, areas }: CommandContext) {
     repo
       .command('add-dataset')
-      .description('register a dataset, the container of variant sets and RNA quantification sets')
+      .description('register a dataset, the container of sets, individuals and biosamples')
       .argument('<registry>', 'registry file or postgres:// URL')
       .argument('<name>', 'dataset name')
       .option('--description <text>', 'free-text description')

@@ -24,7 +24,7 @@ export const ontologiesArea: Area = {
   commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-ontology')
-      .description('load an OBO ontology (such as the Sequence Ontology) for feature types and annotation effects')
+      .description('load an OBO ontology (such as the Sequence Ontology) for feature types, annotation effects and phenotype terms')
       .argument('<registry>', 'registry file or postgres:// URL')
       .argument('<obo>', 'OBO file, plain or gzipped')
       .option('--name <name>', 'ontology name (default: the file name without .obo)')

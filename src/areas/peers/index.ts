@@ -91,7 +91,7 @@ export const peersArea: Area = {
       .option('--announcement-log-size <n>', 'announcement log entries kept in the registry', integerAtLeast(1), defaultPeerSettings.announcementLogSize)
       .option('--peer-verify-timeout <ms>', 'time allowed for a candidate peer to answer GET /info', integerAtLeast(1), defaultPeerSettings.verifyTimeoutMs)
       .option('--peers <file>', 'add the URLs in this file (one a line) to the peer list at start-up')
-      .option('--public-url <url>', 'the URL other servers reach this one at (for --announce-to)')
+      .option('--public-url <url>', 'the URL other servers reach this one at: announced by --announce-to, refused in announcements, the base of GET /service-info URLs')
       .option('--announce-to <urls...>', 'announce --public-url to these servers at start-up');
   },
 

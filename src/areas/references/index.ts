@@ -144,7 +144,7 @@ export const referencesArea: Area = {
       );
     repo
       .command('remove-referenceset')
-      .description('remove a reference set (refused while a variant set uses it)')
+      .description('remove a reference set (refused while a variant, read group, feature or continuous set uses it)')
       .argument('<registry>')
       .argument('<name>')
       .action(

@@ -133,7 +133,8 @@ export const rnaMigrations: Migration[] = [
     name: 'rna threshold plans',
     async up(db: Kysely<any>) {
       // The value index also holds the name, so the rows above a threshold are picked and ordered by
-      // name from the index alone, without reading each table row (docs/performance.md, "How the searches stay fast").
+      // name from the index alone, without reading each table row (docs/performance.md, "References,
+      // small requests and searches").
       await db.schema.dropIndex('rna_expression_by_value').execute();
       await db.schema
         .createIndex('rna_expression_by_value_name')
@@ -383,7 +384,8 @@ export interface ExpressionQuery {
 /**
  * What reading one row of the value index costs (taking it, keeping it in the sort by name), relative to
  * stepping over one row in name order. Measured on a 1,000,000-row quantification on SQLite, where both
- * plans take the same time near 8,000 rows passing for pages of 100 (docs/performance.md, "How the searches stay fast").
+ * plans take the same time near 8,000 rows passing for pages of 100 (docs/performance.md,
+ * "References, small requests and searches").
  */
 export const VALUE_INDEX_ROW_COST = 1.5;
 

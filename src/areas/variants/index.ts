@@ -96,7 +96,7 @@ export const variantsArea: Area = {
       );
     repo
       .command('remove-variantset')
-      .description('remove a variant set and its call sets (the VCF files stay where they are)')
+      .description('remove a variant set with its call sets and annotation set (the VCF files stay where they are)')
       .argument('<registry>')
       .argument('<dataset>')
       .argument('<name>')
