@@ -59,7 +59,7 @@ export const annotationsArea: Area = {
           r.name,
           r.info_field,
           ((JSON.parse(r.analysis) as AnalysisRecord).software ?? []).join('; '),
-          r.ontology_name ?? '(effects by name)',
+          r.ontology_name ?? '(every registered)',
         ]),
       },
     ];

@@ -76,7 +76,7 @@ export const variantsArea: Area = {
       .option('--name <name>', 'variant set name (default: the first file name without .vcf.gz, or the folder name)')
       .option('--allow-missing-contigs', 'register even when the VCF has contigs the reference set lacks')
       .option('--no-annotations', 'do not register the VEP/SnpEff annotations of the VCF as a variant annotation set')
-      .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded)')
+      .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded, else every one registered)')
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
           const { loadVariantSet } = await import('./loader.js');
@@ -89,7 +89,7 @@ export const variantsArea: Area = {
           );
           const annotations = loaded.annotations;
           if (annotations) {
-            say(`added variant annotation set '${loaded.name}' (INFO ${annotations.field}, effects ${annotations.ontology ? `from ontology '${annotations.ontology}'` : 'by name'})`);
+            say(`added variant annotation set '${loaded.name}' (INFO ${annotations.field}, effects ${annotations.ontology ? `from ontology '${annotations.ontology}'` : 'from the ontologies registered when served'})`);
             if (annotations.note) say(`note: ${annotations.note}`);
           }
         }),
