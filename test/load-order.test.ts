@@ -1,8 +1,10 @@
 /**
  * The order of loading does not matter: annotation effects and feature types get the terms of an
  * ontology added after them, in every registered ontology, in registries made by an older version
- * too. Everything is registered through the real CLI and read back from a real server; expected terms
- * come from the OBO text and effect and type names from the VCF and GFF3 text, read here.
+ * too; read groups and call sets are linked to the biosample their sample names, registered before
+ * or after them. Everything is registered through the real CLI and read back from a real server;
+ * expected terms come from the OBO text, effect and type names from the VCF and GFF3 text, and sample
+ * names from the BAM headers as `samtools view -H` prints them.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -13,7 +15,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { oboSubclasses, readGffLines } from './annotation-fixture.js';
 import { backends } from './backends.js';
-import { collectPages, copyFixture, idOf, runCliAsync, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { collectPages, copyFixture, idOf, runCliAsync, startTestServer, tempDir, tool, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 const V = 'ga4gh-server/datasets/dataset1/variants';
@@ -24,7 +26,25 @@ const files = {
   gff3: copyFixture('compliance/brca1_gencodev19.gff3', dir),
   or4f: copyFixture(`${V}/OR4F_annotation`, dir),
   wash7p: copyFixture(`${V}/WASH7P_annotation`, dir),
+  vcf: copyFixture('compliance/brca1_1kgPhase3_variants.vcf', dir),
+  bam96: copyFixture('compliance/brca1_HG00096.bam', dir),
+  bam99: copyFixture('compliance/brca1_HG00099.bam', dir),
+  biosample96: copyFixture('compliance/biosample_HG00096.json', dir),
+  biosample99: copyFixture('compliance/biosample_HG00099.json', dir),
 };
+for (const bam of [files.bam96, files.bam99]) copyFixture(`compliance/${path.basename(bam)}.bai`, dir);
+/** Each read group's sample name (`@RG ... SM:`), by read group id. */
+const samplesOf = (bam: string) =>
+  new Map(
+    tool('samtools', 'view', '-H', bam)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('@RG\t'))
+      .map((l) => [/\tID:([^\t]+)/.exec(l)![1], /\tSM:([^\t]+)/.exec(l)![1]] as const),
+  );
+const samples = { bam96: samplesOf(files.bam96), bam99: samplesOf(files.bam99) };
+assert.deepEqual([...new Set(samples.bam96.values())], ['HG00096']);
+assert.deepEqual([...new Set(samples.bam99.values())], ['HG00099']);
 const so = oboSubclasses(files.obo);
 const gffLines = readGffLines(files.gff3);
 
@@ -186,6 +206,52 @@ for (const backend of backends) {
       const exons = await features(server, ['exon']);
       assert.equal(exons.length, new Set(gffLines.filter((l) => l.type === 'exon').map((l) => l.attrs.ID[0])).size);
       for (const f of await features(server)) assert.equal(f.featureType.termId, bySo(f.featureType.term));
+    });
+
+    it('links read groups and call sets to the biosample their sample names, registered before or after them; --biosample-id wins', async () => {
+      const addBam = (location: string, bam: string, ...extra: string[]) => ok('repo', 'add-readgroupset', location, 'ds', bam, '--referenceset', 'hg37', ...extra);
+      const addVariants = (location: string) => ok('repo', 'add-variantset', location, 'ds', files.vcf, '--referenceset', 'hg37', '--name', 'calls');
+      // Biosample first.
+      const first = await newRegistry(await backend.newLocation(dir));
+      await ok('repo', 'add-biosample', first, 'ds', files.biosample96);
+      await addBam(first, files.bam96);
+      await addVariants(first);
+      // Reads first, with a server running throughout that keeps nothing from the registry.
+      const later = await newRegistry(await backend.newLocation(dir));
+      await addBam(later, files.bam96);
+      await addVariants(later);
+      const server = await startTestServer(later, { registryCacheMs: 0 });
+      const setOf = async (served: TestServer, name: string) => (await served.get(`/readgroupsets/${idOf('ds', 'rgs', name)}`)).json;
+      const setsOfBiosample = async (served: TestServer, biosample: string) =>
+        (await served.post('/readgroupsets/search', { datasetId: idOf('ds'), biosampleId: idOf('ds', 'bs', biosample) })).json.readGroupSets.map((s: any) => s.name);
+      const callSets = async (served: TestServer, biosample?: string) =>
+        (await served.post('/callsets/search', { variantSetId: idOf('ds', 'vs', 'calls'), biosampleId: biosample && idOf('ds', 'bs', biosample) })).json.callSets;
+
+      assert.ok((await setOf(server, 'brca1_HG00096')).readGroups.every((g: any) => g.biosampleId === undefined));
+      assert.deepEqual(await setsOfBiosample(server, 'HG00096'), []);
+      assert.deepEqual(await callSets(server, 'HG00096'), []);
+      await ok('repo', 'add-biosample', later, 'ds', files.biosample96);
+
+      const reference = await startTestServer(first);
+      for (const served of [server, reference]) {
+        const set = await setOf(served, 'brca1_HG00096');
+        assert.deepEqual(set.readGroups.map((g: any) => [g.name, g.sampleName, g.biosampleId]), [...samples.bam96].map(([id, sm]) => [id, sm, idOf('ds', 'bs', sm)]));
+        for (const group of set.readGroups) assert.deepEqual((await served.get(`/readgroups/${group.id}`)).json, group);
+        assert.deepEqual(await setsOfBiosample(served, 'HG00096'), ['brca1_HG00096']);
+        assert.deepEqual((await callSets(served, 'HG00096')).map((c: any) => [c.name, c.biosampleId]), [['HG00096', idOf('ds', 'bs', 'HG00096')]]);
+      }
+      // The same records but for the registration times.
+      const untimed = (set: any) => ({ ...set, readGroups: set.readGroups.map((g: any) => ({ ...g, created: undefined, updated: undefined })) });
+      assert.deepEqual(untimed(await setOf(server, 'brca1_HG00096')), untimed(await setOf(reference, 'brca1_HG00096')));
+      assert.deepEqual(await callSets(server), await callSets(reference));
+
+      // --biosample-id names the biosample of every read group of the set, whatever their SM says.
+      await ok('repo', 'add-biosample', later, 'ds', files.biosample99);
+      await addBam(later, files.bam99, '--biosample-id', 'HG00096');
+      const chosen = await setOf(server, 'brca1_HG00099');
+      assert.deepEqual(chosen.readGroups.map((g: any) => [g.sampleName, g.biosampleId]), [...samples.bam99.values()].map((sm) => [sm, idOf('ds', 'bs', 'HG00096')]));
+      assert.deepEqual(await setsOfBiosample(server, 'HG00096'), ['brca1_HG00096', 'brca1_HG00099']);
+      assert.deepEqual(await setsOfBiosample(server, 'HG00099'), []);
     });
   });
 }
