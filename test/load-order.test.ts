@@ -108,19 +108,37 @@ const servedEffects = (records: any[]) => records.map((a) => a.transcriptEffects
 const expectedEffects = (names: string[][][], termOf: (name: string) => string) => names.map((record) => record.map((entry) => entry.map((n) => [termOf(n), n])));
 const bySo = (name: string) => so.byName.get(name)!;
 
+/**
+ * The same registered in both orders: `piece` then `data` in `first`; `data` alone in `later`, whose
+ * server runs throughout and keeps nothing from the registry (cache time 0), so the test registers
+ * the missing piece there while it serves.
+ */
+async function bothOrders(backend: (typeof backends)[number], piece: (location: string) => Promise<unknown>, data: (location: string) => Promise<unknown>) {
+  const first = await newRegistry(await backend.newLocation(dir));
+  await piece(first);
+  await data(first);
+  const later = await newRegistry(await backend.newLocation(dir));
+  await data(later);
+  return { first, later, server: await startTestServer(later, { registryCacheMs: 0 }) };
+}
+
+/** What `repo list --json` says is unresolved, set by set: [set, what, names]. */
+const unresolvedListed = async (location: string) =>
+  (JSON.parse((await ok('repo', 'list', location, '--json')).stdout).unresolved as any[]).map((u) => [u.set, u.what, u.names]);
+/** The lines of `repo check` and of the human `repo list` that name a set (`repo check` succeeds all the same). */
+async function unresolvedLines(location: string, set: string): Promise<{ check: string[]; list: string[] }> {
+  const named = (text: string, prefix: string) => text.split('\n').filter((l) => l.startsWith(prefix + set));
+  return { check: named((await ok('repo', 'check', location)).stdout, 'unresolved: '), list: named((await ok('repo', 'list', location)).stdout, '  ') };
+}
+
 for (const backend of backends) {
   describe(`the order of loading (${backend.name})`, { skip: backend.skip }, () => {
     it('matches annotation effects and feature types to the terms of an ontology added after them, when the query runs', async () => {
-      // Ontology first: the order the loaders always took.
-      const first = await newRegistry(await backend.newLocation(dir));
-      await ok('repo', 'add-ontology', first, files.obo, '--name', 'so');
-      await addVcf(first, files.or4f);
-      await addGff3(first);
-      // Data first; its server runs throughout and keeps nothing from the registry (cache time 0).
-      const later = await newRegistry(await backend.newLocation(dir));
-      await addVcf(later, files.or4f);
-      await addGff3(later);
-      const server = await startTestServer(later, { registryCacheMs: 0 });
+      const addSo = (location: string) => ok('repo', 'add-ontology', location, files.obo, '--name', 'so');
+      const { first, later, server } = await bothOrders(backend, addSo, async (location) => {
+        await addVcf(location, files.or4f);
+        await addGff3(location);
+      });
 
       // Before the ontology: names only, and term filters find nothing.
       assert.deepEqual(servedEffects(await annotations(server, 'OR4F_annotation')), expectedEffects(effects.or4f, () => ''));
@@ -128,8 +146,27 @@ for (const backend of backends) {
       const intergenic = bySo('intergenic_region');
       assert.deepEqual(await annotations(server, 'OR4F_annotation', [{ termId: intergenic }]), []);
       assert.deepEqual(await features(server, [bySo('exon')]), []);
+      // repo list and repo check say so: every type of the GFF3, and the annotation set as a whole
+      // (its effect names are in the VCF, read on each request).
+      const types = [...new Set(gffLines.map((l) => l.type))].sort();
+      const annotationSet = "variant annotation set 'OR4F_annotation' of dataset 'ds'";
+      const featureSet = "feature set 'brca1' of dataset 'ds'";
+      assert.deepEqual(await unresolvedListed(later), [
+        [annotationSet, 'effects without ontology terms', []],
+        [featureSet, 'feature types without an ontology term', types],
+      ]);
+      for (const set of [annotationSet, featureSet]) {
+        const { check, list } = await unresolvedLines(later, set);
+        assert.equal(check.length, 1, set);
+        assert.equal(list.length, 1, set);
+        assert.match(check[0], /no ontology is registered; add one \(the Sequence Ontology\) with: ga4gh repo add-ontology$/);
+      }
+      assert.match((await unresolvedLines(later, featureSet)).check[0], new RegExp(`: feature types without an ontology term: ${types.join(', ')};`));
+      assert.deepEqual(await unresolvedListed(first), []);
 
-      await ok('repo', 'add-ontology', later, files.obo, '--name', 'so');
+      await addSo(later);
+      assert.deepEqual(await unresolvedListed(later), []);
+      for (const set of [annotationSet, featureSet]) assert.deepEqual(await unresolvedLines(later, set), { check: [], list: [] });
       const reference = await startTestServer(first);
       for (const served of [server, reference]) {
         const all = await annotations(served, 'OR4F_annotation');
@@ -201,7 +238,10 @@ for (const backend of backends) {
       const refused = await runCliAsync('serve', location, '--port', '0');
       assert.match(refused.stderr, /needs 1 schema migration.*repo migrate/);
       assert.match((await ok('repo', 'migrate', location)).stdout, /applied 33 feature types without a term/);
+      // The type names were read from the stored features: the list names them all.
+      assert.deepEqual(await unresolvedListed(location), [["feature set 'brca1' of dataset 'ds'", 'feature types without an ontology term', [...new Set(gffLines.map((l) => l.type))].sort()]]);
       await ok('repo', 'add-ontology', location, files.obo, '--name', 'so');
+      assert.deepEqual(await unresolvedListed(location), []);
       const server = await startTestServer(location);
       const exons = await features(server, ['exon']);
       assert.equal(exons.length, new Set(gffLines.filter((l) => l.type === 'exon').map((l) => l.attrs.ID[0])).size);
@@ -211,16 +251,11 @@ for (const backend of backends) {
     it('links read groups and call sets to the biosample their sample names, registered before or after them; --biosample-id wins', async () => {
       const addBam = (location: string, bam: string, ...extra: string[]) => ok('repo', 'add-readgroupset', location, 'ds', bam, '--referenceset', 'hg37', ...extra);
       const addVariants = (location: string) => ok('repo', 'add-variantset', location, 'ds', files.vcf, '--referenceset', 'hg37', '--name', 'calls');
-      // Biosample first.
-      const first = await newRegistry(await backend.newLocation(dir));
-      await ok('repo', 'add-biosample', first, 'ds', files.biosample96);
-      await addBam(first, files.bam96);
-      await addVariants(first);
-      // Reads first, with a server running throughout that keeps nothing from the registry.
-      const later = await newRegistry(await backend.newLocation(dir));
-      await addBam(later, files.bam96);
-      await addVariants(later);
-      const server = await startTestServer(later, { registryCacheMs: 0 });
+      const addBiosample96 = (location: string) => ok('repo', 'add-biosample', location, 'ds', files.biosample96);
+      const { first, later, server } = await bothOrders(backend, addBiosample96, async (location) => {
+        await addBam(location, files.bam96);
+        await addVariants(location);
+      });
       const setOf = async (served: TestServer, name: string) => (await served.get(`/readgroupsets/${idOf('ds', 'rgs', name)}`)).json;
       const setsOfBiosample = async (served: TestServer, biosample: string) =>
         (await served.post('/readgroupsets/search', { datasetId: idOf('ds'), biosampleId: idOf('ds', 'bs', biosample) })).json.readGroupSets.map((s: any) => s.name);
@@ -230,7 +265,24 @@ for (const backend of backends) {
       assert.ok((await setOf(server, 'brca1_HG00096')).readGroups.every((g: any) => g.biosampleId === undefined));
       assert.deepEqual(await setsOfBiosample(server, 'HG00096'), []);
       assert.deepEqual(await callSets(server, 'HG00096'), []);
-      await ok('repo', 'add-biosample', later, 'ds', files.biosample96);
+      // repo list and repo check name the sample names no biosample has.
+      const readGroupSet = "read group set 'brca1_HG00096' of dataset 'ds'";
+      const variantSet = "variant set 'calls' of dataset 'ds'";
+      const vcfSamples = fs.readFileSync(files.vcf, 'utf8').split('\n').find((l) => l.startsWith('#CHROM'))!.split('\t').slice(9);
+      const unlinked = (...names: string[]) => [
+        [variantSet, 'call set samples that name no biosample', vcfSamples.filter((n) => !names.includes(n))],
+        ...(names.includes('HG00096') ? [] : [[readGroupSet, 'read group samples (@RG SM) that name no biosample', [...new Set(samples.bam96.values())]]]),
+      ];
+      assert.deepEqual(await unresolvedListed(later), unlinked());
+      for (const set of [readGroupSet, variantSet]) {
+        const { check, list } = await unresolvedLines(later, set);
+        assert.equal(check.length, 1, set);
+        assert.equal(list.length, 1, set);
+        assert.match(check[0], /HG00096.*; add biosamples of these names to dataset 'ds' with: ga4gh repo add-biosample/);
+      }
+      await addBiosample96(later);
+      assert.deepEqual(await unresolvedListed(later), unlinked('HG00096'));
+      assert.deepEqual(await unresolvedLines(later, readGroupSet), { check: [], list: [] });
 
       const reference = await startTestServer(first);
       for (const served of [server, reference]) {
@@ -252,6 +304,7 @@ for (const backend of backends) {
       assert.deepEqual(chosen.readGroups.map((g: any) => [g.sampleName, g.biosampleId]), [...samples.bam99.values()].map((sm) => [sm, idOf('ds', 'bs', 'HG00096')]));
       assert.deepEqual(await setsOfBiosample(server, 'HG00096'), ['brca1_HG00096', 'brca1_HG00099']);
       assert.deepEqual(await setsOfBiosample(server, 'HG00099'), []);
+      assert.deepEqual(await unresolvedListed(later), unlinked('HG00096', 'HG00099'), 'a set with --biosample-id is never unresolved');
     });
   });
 }

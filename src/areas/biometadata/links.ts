@@ -25,4 +25,10 @@ export class SampleLinks {
   async linked(datasetName: string, holder: readonly string[], names: readonly string[]): Promise<Set<string>> {
     return (await this.found.get(JSON.stringify([datasetName, ...holder]), () => biosampleNamesAmong(this.registry, datasetName, names)))!;
   }
+
+  /** Of `names`, in their order, those naming no biosample of the dataset: what `repo list` calls unresolved. */
+  async unlinked(datasetName: string, holder: readonly string[], names: readonly string[]): Promise<string[]> {
+    const linked = await this.linked(datasetName, holder, names);
+    return names.filter((name) => !linked.has(name));
+  }
 }

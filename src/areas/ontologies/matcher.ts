@@ -8,6 +8,9 @@
  */
 import type { Ontology, Term } from './ontology.js';
 
+/** What `repo list` and `repo check` say to do when names have no term because no ontology is registered. */
+export const NO_ONTOLOGY = 'no ontology is registered; add one (the Sequence Ontology) with: ga4gh repo add-ontology';
+
 export class TermMatcher {
   constructor(
     /** The ontologies names are looked up in, first first. */

@@ -102,8 +102,12 @@ export function toReadGroupSetRecord(row: ReadGroupSetRow, linked: ReadonlySet<s
 
 const toNumber = (v: number | null) => (v === null ? undefined : Number(v));
 
-/** The SM tags of a set's read groups, each once, in header order. */
-export function sampleNamesOf(row: ReadGroupSetRow): string[] {
+/**
+ * The sample names a set's read groups are linked to biosamples by: their SM tags, each once, in
+ * header order; none when --biosample-id chose the set's biosample.
+ */
+export function linkableSamples(row: ReadGroupSetRow): string[] {
+  if (row.biosample_name !== null) return [];
   const groups = JSON.parse(row.read_groups) as Array<Record<string, string>>;
   return [...new Set(groups.flatMap((tags) => (tags.SM !== undefined ? [tags.SM] : [])))];
 }
@@ -307,7 +311,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     const context: SetContext = {
       row,
       record,
-      sampleNames: row.biosample_name !== null ? [] : sampleNamesOf(row),
+      sampleNames: linkableSamples(row),
       groupIndex: new Map(groupNames.map((n, i) => [n, i])),
       fileRefId: new Map(referenceNames.map((n, i) => [n, i])),
       writer: new AlignmentWriter({

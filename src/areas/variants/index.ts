@@ -120,6 +120,25 @@ export const variantsArea: Area = {
     return [{ title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
   },
 
+  async unresolved(registry) {
+    const [{ variantSetId }, { SampleLinks }] = await Promise.all([import('./service.js'), import('../biometadata/links.js')]);
+    const links = new SampleLinks(registry, 0);
+    const found = [];
+    for (const set of await listVariantSets(registry, undefined, undefined)) {
+      const samples = (await listCallSets(registry, set.dataset_name, set.name)).map((c) => c.name);
+      const names = await links.unlinked(set.dataset_name, ['variant set', set.name, set.created_at], samples);
+      if (!names.length) continue;
+      found.push({
+        id: variantSetId(set.dataset_name, set.name),
+        set: `variant set '${set.name}' of dataset '${set.dataset_name}'`,
+        what: 'call set samples that name no biosample',
+        names,
+        fix: `add biosamples of these names to dataset '${set.dataset_name}' with: ga4gh repo add-biosample`,
+      });
+    }
+    return found;
+  },
+
   async referenceSetUsers(registry, referenceSetName) {
     const sets = await listVariantSets(registry, undefined, undefined);
     return sets.filter((s) => s.reference_set_name === referenceSetName).map((s) => `variant set '${s.name}' of dataset '${s.dataset_name}'`);
