@@ -239,7 +239,11 @@ export const featureMigrations: Migration[] = [
         .groupBy(['set_id', 'type_term'])
         .execute()) as Array<{ set_id: number; type_term: string }>;
       const bySet = new Map<number, string[]>();
-      for (const r of rows) bySet.set(r.set_id, [...(bySet.get(r.set_id) ?? []), r.type_term]);
+      for (const r of rows) {
+        const names = bySet.get(r.set_id);
+        if (names) names.push(r.type_term);
+        else bySet.set(r.set_id, [r.type_term]);
+      }
       for (const [setId, names] of bySet) {
         await db.updateTable('feature_set').set({ unmatched_types: JSON.stringify(names.sort()) }).where('id', '=', setId).execute();
       }

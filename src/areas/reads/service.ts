@@ -115,10 +115,8 @@ export function linkableSamples(row: ReadGroupSetRow): string[] {
 /** What serving one read group set needs, built once from the registry and kept while it is unchanged. */
 interface SetContext {
   row: ReadGroupSetRow;
-  /** The set as served when none of its sample names is a biosample (see linkedRecordOf). */
+  /** The set without the biosamples its SM tags name (recordOf adds them): its read group ids and names. */
   record: ReadGroupSetRecord;
-  /** The SM tags of its read groups, each once: empty when --biosample-id chose the biosample. */
-  sampleNames: string[];
   groupIndex: Map<string, number>;
   /** The file's reference index of each reference name. */
   fileRefId: Map<string, number>;
@@ -283,7 +281,8 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
   // A read group's biosample, unless --biosample-id chose one, is the one its SM tag names, whichever
   // was registered first: looked up as call sets look up theirs (links.ts).
   const links = new SampleLinks(registry, registryCacheMs);
-  const linkedRecords = new WeakMap<Set<string>, ReadGroupSetRecord>();
+  /** Each set's record as served, by the links it was built with (kept while the links are). */
+  const setRecords = new WeakMap<Set<string>, ReadGroupSetRecord>();
 
   const referenceSetOf = async (name: string) =>
     (await referenceSets.get(name, async () => {
@@ -311,7 +310,6 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     const context: SetContext = {
       row,
       record,
-      sampleNames: linkableSamples(row),
       groupIndex: new Map(groupNames.map((n, i) => [n, i])),
       fileRefId: new Map(referenceNames.map((n, i) => [n, i])),
       writer: new AlignmentWriter({
@@ -328,14 +326,11 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     return context;
   }
 
-  /** The set as served, each read group with the biosample its SM tag names when there is one. */
-  async function linkedRecordOf(context: SetContext): Promise<ReadGroupSetRecord> {
-    const { row, sampleNames } = context;
-    if (sampleNames.length === 0) return context.record;
-    const linked = await links.linked(row.dataset_name, ['read group set', row.name, row.created_at], sampleNames);
-    if (linked.size === 0) return context.record;
-    let record = linkedRecords.get(linked);
-    if (!record) linkedRecords.set(linked, (record = toReadGroupSetRecord(row, linked)));
+  /** The set as served, each read group with its biosample: the one --biosample-id chose, or the one its SM tag names. */
+  async function recordOf(row: ReadGroupSetRow): Promise<ReadGroupSetRecord> {
+    const linked = await links.linked(row.dataset_name, ['read group set', row.name, row.created_at], linkableSamples(row));
+    let record = setRecords.get(linked);
+    if (!record) setRecords.set(linked, (record = toReadGroupSetRecord(row, linked)));
     return record;
   }
 
@@ -350,7 +345,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     async searchReadGroupSets(request: { datasetId: string; name?: string; biosampleId?: string } & PageQuery): Promise<SearchPage<ReadGroupSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('readgroupsets', request, limits, isString);
       const datasetName = await datasetNameOf(registry, request.datasetId);
-      const recordsOf = (rows: ReadGroupSetRow[]) => Promise.all(rows.map((row) => linkedRecordOf(contextFor(row))));
+      const recordsOf = (rows: ReadGroupSetRow[]) => Promise.all(rows.map(recordOf));
       if (request.biosampleId === undefined) {
         const rows = await listReadGroupSets(registry, { datasetName, name: request.name }, after, pageSize + 1);
         return keysetPage(await recordsOf(rows), pageSize, fingerprint, (r) => r, (r) => r.name);
@@ -387,7 +382,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       const [datasetName, , name] = decodeId(id, IdKinds.readGroupSet);
       const row = await rowOf(datasetName, name);
       if (!row) throw notFound('read group set', id);
-      return linkedRecordOf(contextFor(row));
+      return recordOf(row);
     },
 
     async getReadGroup(id: string): Promise<ReadGroupRecord> {
@@ -396,7 +391,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       const context = row && contextFor(row);
       const index = context?.groupIndex.get(group);
       if (!context || index === undefined) throw notFound('read group', id);
-      return (await linkedRecordOf(context)).readGroups[index];
+      return (await recordOf(context.row)).readGroups[index];
     },
 
     /**
