@@ -13,9 +13,11 @@ import zlib from 'node:zlib';
 import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
+import { addDataset } from '../src/areas/datasets/store.js';
+import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { oboSubclasses, readGffLines } from './annotation-fixture.js';
-import { backends } from './backends.js';
-import { collectPages, copyFixture, idOf, runCliAsync, startTestServer, tempDir, tool, type TestServer } from './helpers.js';
+import { backends, type Backend } from './backends.js';
+import { collectPages, copyFixture, idOf, newRegistry as openNewRegistry, runCliAsync, startTestServer, tempDir, tool, type TestServer } from './helpers.js';
 
 const dir = tempDir();
 const V = 'ga4gh-server/datasets/dataset1/variants';
@@ -84,12 +86,12 @@ const ok = async (...args: string[]) => {
   return r;
 };
 
-/** A registry with a dataset and the two reference sets the files need. */
-async function newRegistry(location: string): Promise<string> {
-  await ok('repo', 'init', location);
-  await ok('repo', 'add-dataset', location, 'ds');
-  await ok('repo', 'add-referenceset', location, files.ncbi37);
-  await ok('repo', 'add-referenceset', location, files.brca1Fasta, '--name', 'hg37');
+/** A registry with a dataset and the two reference sets the files need (what is under test is registered through the CLI). */
+async function newRegistry(backend: Backend): Promise<string> {
+  const { location, registry } = await openNewRegistry(await backend.newLocation(dir));
+  await addDataset(registry, 'ds');
+  await loadReferenceSet(registry, files.ncbi37, {});
+  await loadReferenceSet(registry, files.brca1Fasta, { name: 'hg37' });
   return location;
 }
 const addVcf = (location: string, folder: string) => ok('repo', 'add-variantset', location, 'ds', folder, '--referenceset', 'NCBI37', '--allow-missing-contigs');
@@ -113,23 +115,29 @@ const bySo = (name: string) => so.byName.get(name)!;
  * server runs throughout and keeps nothing from the registry (cache time 0), so the test registers
  * the missing piece there while it serves.
  */
-async function bothOrders(backend: (typeof backends)[number], piece: (location: string) => Promise<unknown>, data: (location: string) => Promise<unknown>) {
-  const first = await newRegistry(await backend.newLocation(dir));
+async function bothOrders(backend: Backend, piece: (location: string) => Promise<unknown>, data: (location: string) => Promise<unknown>) {
+  const first = await newRegistry(backend);
   await piece(first);
   await data(first);
-  const later = await newRegistry(await backend.newLocation(dir));
+  const later = await newRegistry(backend);
   await data(later);
   return { first, later, server: await startTestServer(later, { registryCacheMs: 0 }) };
 }
 
-/** What `repo list --json` says is unresolved, set by set: [set, what, names]. */
-const unresolvedListed = async (location: string) =>
-  (JSON.parse((await ok('repo', 'list', location, '--json')).stdout).unresolved as any[]).map((u) => [u.set, u.what, u.names]);
-/** The lines of `repo check` and of the human `repo list` that name a set (`repo check` succeeds all the same). */
-async function unresolvedLines(location: string, set: string): Promise<{ check: string[]; list: string[] }> {
-  const named = (text: string, prefix: string) => text.split('\n').filter((l) => l.startsWith(prefix + set));
-  return { check: named((await ok('repo', 'check', location)).stdout, 'unresolved: '), list: named((await ok('repo', 'list', location)).stdout, '  ') };
+/**
+ * What `repo list --json` says is unresolved, set by set ([set, what, names]), and the lines of
+ * `repo check` and of the human `repo list` that name a set (`repo check` succeeds all the same).
+ */
+async function unresolvedIn(location: string) {
+  const [json, check, list] = await Promise.all([ok('repo', 'list', location, '--json'), ok('repo', 'check', location), ok('repo', 'list', location)]);
+  const named = (text: string, prefix: string) => (set: string) => text.split('\n').filter((l) => l.startsWith(prefix + set));
+  return {
+    listed: (JSON.parse(json.stdout).unresolved as any[]).map((u) => [u.set, u.what, u.names]),
+    checkLines: named(check.stdout, 'unresolved: '),
+    listLines: named(list.stdout, '  '),
+  };
 }
+const unresolvedListed = async (location: string) => (JSON.parse((await ok('repo', 'list', location, '--json')).stdout).unresolved as any[]).map((u) => [u.set, u.what, u.names]);
 
 for (const backend of backends) {
   describe(`the order of loading (${backend.name})`, { skip: backend.skip }, () => {
@@ -151,22 +159,23 @@ for (const backend of backends) {
       const types = [...new Set(gffLines.map((l) => l.type))].sort();
       const annotationSet = "variant annotation set 'OR4F_annotation' of dataset 'ds'";
       const featureSet = "feature set 'brca1' of dataset 'ds'";
-      assert.deepEqual(await unresolvedListed(later), [
+      const before = await unresolvedIn(later);
+      assert.deepEqual(before.listed, [
         [annotationSet, 'effects without ontology terms', []],
         [featureSet, 'feature types without an ontology term', types],
       ]);
       for (const set of [annotationSet, featureSet]) {
-        const { check, list } = await unresolvedLines(later, set);
-        assert.equal(check.length, 1, set);
-        assert.equal(list.length, 1, set);
-        assert.match(check[0], /no ontology is registered; add one \(the Sequence Ontology\) with: ga4gh repo add-ontology$/);
+        assert.equal(before.listLines(set).length, 1, set);
+        assert.equal(before.checkLines(set).length, 1, set);
+        assert.match(before.checkLines(set)[0], /no ontology is registered; add one \(the Sequence Ontology\) with: ga4gh repo add-ontology$/);
       }
-      assert.match((await unresolvedLines(later, featureSet)).check[0], new RegExp(`: feature types without an ontology term: ${types.join(', ')};`));
+      assert.match(before.checkLines(featureSet)[0], new RegExp(`: feature types without an ontology term: ${types.join(', ')};`));
       assert.deepEqual(await unresolvedListed(first), []);
 
       await addSo(later);
-      assert.deepEqual(await unresolvedListed(later), []);
-      for (const set of [annotationSet, featureSet]) assert.deepEqual(await unresolvedLines(later, set), { check: [], list: [] });
+      const after = await unresolvedIn(later);
+      assert.deepEqual(after.listed, []);
+      for (const set of [annotationSet, featureSet]) assert.deepEqual([after.checkLines(set), after.listLines(set)], [[], []]);
       const reference = await startTestServer(first);
       for (const served of [server, reference]) {
         const all = await annotations(served, 'OR4F_annotation');
@@ -195,7 +204,7 @@ for (const backend of backends) {
     });
 
     it('matches in every registered ontology, the first registered that knows a name giving its term', async () => {
-      const location = await newRegistry(await backend.newLocation(dir));
+      const location = await newRegistry(backend);
       await addVcf(location, files.wash7p);
       await addGff3(location);
       await ok('repo', 'add-ontology', location, files.obo, '--name', 'so');
@@ -221,7 +230,7 @@ for (const backend of backends) {
     });
 
     it('matches the feature types of a registry made by an older version once it is migrated', async () => {
-      const location = await newRegistry(await backend.newLocation(dir));
+      const location = await newRegistry(backend);
       await addGff3(location);
       // As the version before the list of each set's type names without a term left it.
       const undo = ['ALTER TABLE feature_set DROP COLUMN unmatched_types', 'DELETE FROM ga4gh_schema_version WHERE version = 33'];
@@ -273,16 +282,17 @@ for (const backend of backends) {
         [variantSet, 'call set samples that name no biosample', vcfSamples.filter((n) => !names.includes(n))],
         ...(names.includes('HG00096') ? [] : [[readGroupSet, 'read group samples (@RG SM) that name no biosample', [...new Set(samples.bam96.values())]]]),
       ];
-      assert.deepEqual(await unresolvedListed(later), unlinked());
+      const before = await unresolvedIn(later);
+      assert.deepEqual(before.listed, unlinked());
       for (const set of [readGroupSet, variantSet]) {
-        const { check, list } = await unresolvedLines(later, set);
-        assert.equal(check.length, 1, set);
-        assert.equal(list.length, 1, set);
-        assert.match(check[0], /HG00096.*; add biosamples of these names to dataset 'ds' with: ga4gh repo add-biosample/);
+        assert.equal(before.listLines(set).length, 1, set);
+        assert.equal(before.checkLines(set).length, 1, set);
+        assert.match(before.checkLines(set)[0], /HG00096.*; add biosamples of these names to dataset 'ds' with: ga4gh repo add-biosample/);
       }
       await addBiosample96(later);
-      assert.deepEqual(await unresolvedListed(later), unlinked('HG00096'));
-      assert.deepEqual(await unresolvedLines(later, readGroupSet), { check: [], list: [] });
+      const after = await unresolvedIn(later);
+      assert.deepEqual(after.listed, unlinked('HG00096'));
+      assert.deepEqual([after.checkLines(readGroupSet), after.listLines(readGroupSet)], [[], []]);
 
       const reference = await startTestServer(first);
       for (const served of [server, reference]) {
