@@ -352,7 +352,8 @@ for (const backend of backends) {
       const search = (body: object) => server.post('/readgroupsets/search', { datasetId: idOf('ds'), ...body });
       assert.deepEqual((await search({ name: 'copy96' })).json.readGroupSets.map((s: any) => s.name), ['copy96']);
       assert.deepEqual((await search({ name: 'nothing' })).json, { readGroupSets: [] });
-      assert.deepEqual((await search({ biosampleId: idOf('ds', 'bs', 'HG00096') })).json.readGroupSets.map((s: any) => s.name), ['brca1_HG00096']);
+      // The set registered with --biosample-id, and those of the other HG00096 files, whose @RG SM names that biosample.
+      assert.deepEqual((await search({ biosampleId: idOf('ds', 'bs', 'HG00096') })).json.readGroupSets.map((s: any) => s.name), ['brca1_HG00096', 'copy96', 'cram96', 'damaged', 'mddropped96']);
       assert.deepEqual((await search({ biosampleId: idOf('other', 'bs', 'HG00096') })).json, { readGroupSets: [] });
       const paged = await collectPages(server, '/readgroupsets/search', { datasetId: idOf('ds'), pageSize: 2 }, 'readGroupSets');
       assert.equal(paged.records.length, 9);

@@ -50,6 +50,24 @@ export interface InventorySection {
 }
 
 /**
+ * Names a registered set holds that nothing registered resolves yet (effects or feature types with no
+ * ontology term, sample names no biosample has): registering the missing piece resolves them, before
+ * or after the set, so `repo list` and `repo check` say what is missing.
+ */
+export interface Unresolved {
+  /** The set's id, as served. */
+  id: string;
+  /** The set as `repo` names it: "feature set 'x' of dataset 'd'". */
+  set: string;
+  /** What the names are: "feature types without an ontology term". */
+  what: string;
+  /** The names, each once; empty when they are not kept in the registry (effects are in the VCF). */
+  names: string[];
+  /** What resolves them. */
+  fix: string;
+}
+
+/**
  * An area's index module imports statically only its store (with its migrations) and the protocol
  * layer's shared modules, which every start loads anyway; its services, loaders and messages are
  * imported where they are used (`routes`, a command's action, `inventory`, `check`). Every
@@ -77,4 +95,6 @@ export interface Area {
    * every byte of every file (`repo check --deep`), reporting how far it got through `progress`.
    */
   check?(registry: Registry, options: CheckOptions): Promise<string[]>;
+  /** What this area's sets hold that nothing registered resolves yet. */
+  unresolved?(registry: Registry): Promise<Unresolved[]>;
 }

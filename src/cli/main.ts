@@ -1,13 +1,13 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
 import { Command } from 'commander';
 import { allMigrations, areas, type CommandContext } from '../areas/index.js';
-import type { InventoryValue } from '../areas/area.js';
+import type { InventoryValue, Unresolved } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
 import { copyRegistry } from '../registry/copy.js';
 import type { Migration, MigrationContext } from '../registry/migrations.js';
-import { createOrMigrateRegistry, migrateRegistry, withRegistry } from '../registry/registry.js';
+import { createOrMigrateRegistry, migrateRegistry, withRegistry, type Registry } from '../registry/registry.js';
 import { UserError } from '../user-error.js';
 import { action, byteProgress, formatTable, integerAtLeast, portNumber, progressReporter, say } from './output.js';
 
@@ -27,6 +27,22 @@ async function withMigrationReport<T>(run: (context: MigrationContext) => Promis
     progress.done();
     for (const warning of warnings) say(`warning: ${warning}`);
   }
+}
+
+/** What every area's sets hold that nothing registered resolves yet. */
+async function unresolvedIn(registry: Registry): Promise<Unresolved[]> {
+  const found: Unresolved[] = [];
+  for (const area of areas) if (area.unresolved) found.push(...(await area.unresolved(registry)));
+  return found;
+}
+
+/** Names shown in one line at most: a cohort's thousands of samples are counted past the first few. */
+const NAMES_SHOWN = 10;
+
+/** One line for people: the set, what is unresolved (its first names), what resolves it. */
+function unresolvedLine(u: Unresolved): string {
+  const names = u.names.slice(0, NAMES_SHOWN).join(', ') + (u.names.length > NAMES_SHOWN ? `, ... (${u.names.length} in all)` : '');
+  return `${u.set}: ${u.what}${u.names.length ? `: ${names}` : ''}; ${u.fix}`;
 }
 
 function repoCommands(program: Command): void {
@@ -80,10 +96,10 @@ function repoCommands(program: Command): void {
     .option('--json', 'print JSON instead of tables')
     .action(
       action(async (location: string, opts: { json?: boolean }) => {
-        const sections = await cli.withRegistry(location, async (registry) => {
+        const { sections, unresolved } = await cli.withRegistry(location, async (registry) => {
           const out = [];
           for (const area of areas) if (area.inventory) out.push(...(await area.inventory(registry)));
-          return out;
+          return { sections: out, unresolved: await unresolvedIn(registry) };
         });
         if (opts.json) {
           // For scripts: lowercase snake_case keys, numbers as numbers, lists as lists, ids included.
@@ -91,14 +107,15 @@ function repoCommands(program: Command): void {
           const json = Object.fromEntries(
             sections.map((s) => [key(s.title), s.rows.map((row) => Object.fromEntries(s.columns.map((c, i) => [key(c), row[i] ?? null])))]),
           );
-          say(JSON.stringify(json, null, 2));
+          say(JSON.stringify({ ...json, unresolved }, null, 2));
           return;
         }
         const cell = (v: InventoryValue | undefined) => (v === null || v === undefined ? '' : Array.isArray(v) ? v.join(',') : String(v));
         say(
-          sections
-            .map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows.map((r) => r.map(cell))) : '  (none)'}`)
-            .join('\n\n'),
+          [
+            ...sections.map((s) => `${s.title} (${s.rows.length})\n${s.rows.length ? formatTable(s.columns, s.rows.map((r) => r.map(cell))) : '  (none)'}`),
+            `Unresolved (${unresolved.length})\n${unresolved.length ? unresolved.map((u) => `  ${unresolvedLine(u)}`).join('\n') : '  (none)'}`,
+          ].join('\n\n'),
         );
       }),
     );
@@ -111,13 +128,15 @@ function repoCommands(program: Command): void {
     .action(
       action(async (location: string, opts: { deep?: boolean }) => {
         const progress = byteProgress('checking');
-        const problems = await cli.withRegistry(location, async (registry) => {
+        const { problems, unresolved } = await cli.withRegistry(location, async (registry) => {
           const found: string[] = [];
           for (const area of areas) {
             if (area.check) found.push(...(await area.check(registry, { deep: Boolean(opts.deep), progress: progress.update })));
           }
-          return found;
+          return { problems: found, unresolved: await unresolvedIn(registry) };
         }).finally(progress.done);
+        // Not problems: what registering the missing pieces would add.
+        for (const u of unresolved) say(`unresolved: ${unresolvedLine(u)}`);
         if (problems.length) {
           for (const p of problems) process.stderr.write(`problem: ${p}\n`);
           throw new UserError(`${problems.length} problem(s) found in ${location}`);

@@ -59,9 +59,31 @@ export const annotationsArea: Area = {
           r.name,
           r.info_field,
           ((JSON.parse(r.analysis) as AnalysisRecord).software ?? []).join('; '),
-          r.ontology_name ?? '(effects by name)',
+          r.ontology_name ?? '(every registered)',
         ]),
       },
     ];
+  },
+
+  /** Effect names are read from the VCF on each request: what can be known here is a set with no ontology to match them in. */
+  async unresolved(registry) {
+    const [{ annotationSetId }, { OntologyCache }, { NO_ONTOLOGY }] = await Promise.all([
+      import('./service.js'),
+      import('../ontologies/cache.js'),
+      import('../ontologies/matcher.js'),
+    ]);
+    const ontologies = new OntologyCache(registry, 0);
+    const found = [];
+    for (const r of await listAnnotationSets(registry)) {
+      if ((await ontologies.matcher(r.ontology_name)).ontologies.length) continue;
+      found.push({
+        id: annotationSetId(r.dataset_name, r.name),
+        set: `variant annotation set '${r.name}' of dataset '${r.dataset_name}'`,
+        what: 'effects without ontology terms',
+        names: [],
+        fix: NO_ONTOLOGY,
+      });
+    }
+    return found;
   },
 };

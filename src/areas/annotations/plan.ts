@@ -18,14 +18,15 @@ export interface AnnotationOptions {
 
 export interface AnnotationPlan {
   set: NewAnnotationSet;
-  /** Something the user should know (no ontology to look effects up in). */
+  /** Something the user should know (how its effects get their terms). */
   note?: string;
 }
 
 /**
  * The annotation set to register for a variant set with this header metadata, or undefined when the
  * VCF declares no annotations (or --no-annotations). The ontology is the one --ontology names, else the
- * registry's only ontology; with none loaded, effects are served by name without term ids.
+ * registry's only ontology; with none or several, the set names none and its effects are matched in
+ * every registered ontology when they are served (ontologies/matcher.ts), so one added later counts.
  */
 export async function planAnnotationSet(
   registry: Registry,
@@ -47,9 +48,9 @@ export async function planAnnotationSet(
     const names = await ontologyNames(registry);
     if (names.length === 1) ontology = names[0];
     else if (names.length > 1) {
-      throw new UserError(`the VCF is annotated (INFO ${layout.field}) and the registry holds several ontologies (${names.join(', ')}); choose the one its effects use with --ontology NAME`);
+      note = `effects are matched in every registered ontology (${names.join(', ')}), the first registered that knows a name giving its term; choose one with --ontology NAME`;
     } else {
-      note = `no ontology is loaded: effects are served by name only, without term ids (load the Sequence Ontology with ga4gh repo add-ontology first to have them)`;
+      note = `no ontology is loaded: effects are served by name, without term ids, until one is added (the Sequence Ontology, with ga4gh repo add-ontology)`;
     }
   }
   return {

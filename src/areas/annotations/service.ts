@@ -12,8 +12,8 @@ import { writeMessage } from '../../protocol/schema.js';
 import { searchWindow } from '../../protocol/window.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
-import type { Ontology } from '../ontologies/ontology.js';
 import { OntologyCache } from '../ontologies/cache.js';
+import type { TermMatcher } from '../ontologies/matcher.js';
 import { variantSetId } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
 import { isRecordPosition, recordsInOrder, VcfFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
@@ -34,11 +34,12 @@ export const annotationSetId = (datasetName: string, name: string) => encodeId([
 
 export type { JsonStream } from '../../protocol/reply.js';
 
-function toSetRecord(row: AnnotationSetRow): VariantAnnotationSetRecord {
+/** The set as served; `ontologies` are the ones its effects are matched in. */
+function toSetRecord(row: AnnotationSetRow, ontologies: readonly string[]): VariantAnnotationSetRecord {
   const id = annotationSetId(row.dataset_name, row.name);
   const analysis = JSON.parse(row.analysis) as AnalysisRecord;
   const attr: AttributesRecord['attr'] = { infoField: { values: [{ stringValue: row.info_field }] } };
-  if (row.ontology_name !== null) attr.ontology = { values: [{ stringValue: row.ontology_name }] };
+  if (ontologies.length) attr.ontology = { values: ontologies.map((name) => ({ stringValue: name })) };
   return {
     id,
     variantSetId: variantSetId(row.dataset_name, row.name),
@@ -54,8 +55,8 @@ interface AnnotationContext {
   variantSet: VariantSetRow;
   record: VariantAnnotationSetRecord;
   files: SetFile[];
-  ontology?: Ontology;
-  ontologyLoadedAt?: string;
+  /** Matches effect names to terms: kept with the context while its key is unchanged. */
+  terms: TermMatcher;
   reader: AnnotationReader;
 }
 
@@ -70,26 +71,25 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
 
   const rowOf = (datasetName: string, name: string) =>
     setRows.get(JSON.stringify([datasetName, name]), () => getAnnotationSetRow(registry, datasetName, name));
-  /** When the ontology the set reads effects with was loaded (undefined: it reads effects by name). */
-  const ontologyTimeOf = async (row: AnnotationSetRow) => (row.ontology_name !== null ? ontologies.loadedAt(row.ontology_name) : undefined);
 
   async function contextOf(datasetName: string, name: string, id: string): Promise<AnnotationContext> {
     const row = await rowOf(datasetName, name);
     if (!row) throw notFound('variant annotation set', id);
-    const loadedAt = await ontologyTimeOf(row);
+    // Effects are matched to terms here, not at load: a set registered before its ontology gets them too.
+    const termsKey = await ontologies.matcherKey(row.ontology_name);
     const key = `${datasetName}\0${name}`;
     const cached = contexts.get(key);
-    if (cached && cached.row.created_at === row.created_at && cached.ontologyLoadedAt === loadedAt) return cached;
-    const [variantSet, fileRows, ontology] = await Promise.all([
+    if (cached && cached.row.created_at === row.created_at && cached.terms.key === termsKey) return cached;
+    const [variantSet, fileRows, terms] = await Promise.all([
       getVariantSetRow(registry, datasetName, name),
       listVariantSetFiles(registry, datasetName, name),
-      row.ontology_name !== null ? ontologies.get(row.ontology_name).then((found) => found?.ontology) : undefined,
+      ontologies.matcher(row.ontology_name),
     ]);
     if (!variantSet) throw notFound('variant annotation set', id);
-    const record = toSetRecord(row);
+    const record = toSetRecord(row, terms.names);
     const layout: AnnotationLayout = { field: row.info_field, columns: JSON.parse(row.columns) as string[] };
     const termOf = (term: string): OntologyTermRecord => {
-      const found = ontology?.termByName(term);
+      const found = terms.termByName(term);
       return found ? { termId: found.id, term: found.name } : { term };
     };
     const context: AnnotationContext = {
@@ -103,8 +103,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
         indexKind: f.index_kind,
         contigs: new Set(JSON.parse(f.contigs) as string[]),
       })),
-      ontology,
-      ontologyLoadedAt: loadedAt,
+      terms,
       reader: new AnnotationReader(layout, { datasetName, setName: name, annotationSetId: record.id, created: record.analysis.created ?? row.created_at }, termOf),
     };
     contexts.delete(key);
@@ -133,7 +132,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
 
   /**
    * The `effects` filter: a transcript effect passes when one of its effects is one of the terms asked
-   * for or lies below one (with the set's ontology); a term given by name only is resolved there too.
+   * for or lies below one (in the set's ontologies); a term given by name only is resolved there too.
    */
   function effectFilterOf(context: AnnotationContext, effects: OntologyTermRecord[] | undefined): EffectFilter | undefined {
     if (!effects || effects.length === 0) return undefined;
@@ -141,8 +140,8 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
     const names = new Set<string>();
     effects.forEach((term, i) => {
       if (!term.termId && !term.term) throw new GAException('invalidRequest', `field 'effects[${i}]' must give a termId or a term`);
-      const id = term.termId || (term.term && context.ontology?.termByName(term.term)?.id);
-      if (id) for (const each of context.ontology ? context.ontology.withSubclasses(id) : [id]) ids.add(each);
+      const id = term.termId || (term.term && context.terms.termByName(term.term)?.id);
+      if (id) for (const each of context.terms.withSubclasses(id)) ids.add(each);
       else if (term.term) names.add(term.term.toLowerCase());
     });
     return (found) => found.some((e) => (e.termId !== undefined && ids.has(e.termId)) || (e.term !== undefined && names.has(e.term.toLowerCase())));
@@ -176,20 +175,21 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
       if (!(await getVariantSetRow(registry, datasetName, name))) throw notFound('variant set', request.variantSetId);
       // A variant set has at most one annotation set, named after it.
       const row = after === undefined ? await getAnnotationSetRow(registry, datasetName, name) : undefined;
-      return keysetPage(row ? [row] : [], pageSize, fingerprint, toSetRecord, (r) => r.name);
+      const records = row ? [(await contextOf(datasetName, name, annotationSetId(datasetName, name))).record] : [];
+      return keysetPage(records, pageSize, fingerprint, (r) => r, (r) => r.name);
     },
 
     getSet: async (id: string) => (await contextOfId(id)).record,
 
     /**
-     * When the annotation set an id names was registered, and when the ontology it reads effects with
-     * was loaded, as the registry cache knows them ('' when it is not registered): what a page of its
-     * annotations depends on in the registry.
+     * When the annotation set an id names was registered, and what its effects are matched in (the
+     * ontologies and their load times), as the registry cache knows them ('' when it is not
+     * registered): what a page of its annotations depends on in the registry.
      */
     async registrationOf(id: string): Promise<string> {
       const [datasetName, , name] = decodeId(id, IdKinds.variantAnnotationSet);
       const row = await rowOf(datasetName, name);
-      return row ? JSON.stringify([row.created_at, (await ontologyTimeOf(row)) ?? null]) : '';
+      return row ? JSON.stringify([row.created_at, await ontologies.matcherKey(row.ontology_name)]) : '';
     },
 
     /** Checks the request and reads the first match (every 4xx and 503 happens here), then streams the page. */

@@ -112,6 +112,34 @@ export const featuresArea: Area = {
     ];
   },
 
+  async unresolved(registry) {
+    const [{ featureSetId }, { OntologyCache }, { NO_ONTOLOGY }] = await Promise.all([
+      import('./service.js'),
+      import('../ontologies/cache.js'),
+      import('../ontologies/matcher.js'),
+    ]);
+    const ontologies = new OntologyCache(registry, 0);
+    const found = [];
+    for (const s of await listAllFeatureSets(registry)) {
+      const terms = await ontologies.matcher(s.ontology_name);
+      const names = (JSON.parse(s.unmatched_types) as string[]).filter((name) => !terms.resolve(name));
+      if (!names.length) continue;
+      found.push({
+        id: featureSetId(s.dataset_name, s.name),
+        set: `feature set '${s.name}' of dataset '${s.dataset_name}'`,
+        what: 'feature types without an ontology term',
+        names,
+        fix:
+          s.ontology_name !== null
+            ? `its ontology '${s.ontology_name}' has no such terms`
+            : terms.ontologies.length
+              ? 'no registered ontology has them; add one that does with: ga4gh repo add-ontology'
+              : NO_ONTOLOGY,
+      });
+    }
+    return found;
+  },
+
   /** Features live in the registry, so there is no file to open: each set's rows must still be there. */
   async check(registry) {
     const problems: string[] = [];

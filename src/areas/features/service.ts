@@ -9,6 +9,8 @@ import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { OntologyCache } from '../ontologies/cache.js';
+import type { TermMatcher } from '../ontologies/matcher.js';
+import type { Term } from '../ontologies/ontology.js';
 import { referenceSetId } from '../references/service.js';
 import { listReferences } from '../references/store.js';
 import type { FeatureSetRecord, FeaturesQuery } from './messages.js';
@@ -50,18 +52,25 @@ export function toFeatureSetRecord(row: FeatureSetRow): FeatureSetRecord {
 
 interface SetWriters {
   idOf: (key: string) => string;
+  /** What the writers match stored type names with, and its answers. */
+  terms: TermMatcher;
+  termOf: (name: string) => Term | undefined;
   forms: Partial<Record<NamingForm, (row: FeatureRow, idOf: (key: string) => string) => string>>;
 }
 /** Each set row's id encoder and writers (set rows are kept a while by the service's cache). */
 const writersOf = new WeakMap<FeatureSetRow, SetWriters>();
 
-/** Writes stored rows of `set` as Feature JSON; one writer per page, or per record. */
-export function featureWriter(set: FeatureSetRow): (row: FeatureRow, form: NamingForm) => string {
+/** Writes stored rows of `set` as Feature JSON, types matched by `terms`; one writer per page, or per record. */
+export function featureWriter(set: FeatureSetRow, terms: TermMatcher): (row: FeatureRow, form: NamingForm) => string {
   let writers = writersOf.get(set);
-  if (!writers) writersOf.set(set, (writers = { idOf: idEncoder([set.dataset_name, 'fs', set.name]), forms: {} }));
-  const { forms } = writers;
+  if (!writers || writers.terms !== terms) {
+    const idOf = writers?.idOf ?? idEncoder([set.dataset_name, 'fs', set.name]);
+    writers = { idOf, terms, termOf: memoized((name) => terms.resolve(name)), forms: {} };
+    writersOf.set(set, writers);
+  }
+  const { forms, termOf } = writers;
   const idOf = memoized(writers.idOf);
-  return (row, form) => (forms[form] ??= featureJsonWriter(featureSetId(set.dataset_name, set.name), form))(row, idOf);
+  return (row, form) => (forms[form] ??= featureJsonWriter(featureSetId(set.dataset_name, set.name), form, termOf))(row, idOf);
 }
 
 type SetPosition = [string, string];
@@ -80,8 +89,8 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
   const setRows = new RegistryCache<FeatureSetRow>(registryCacheMs);
   const setRow = (datasetName: string, name: string) =>
     setRows.get(JSON.stringify([datasetName, name]), () => getFeatureSet(registry, datasetName, name));
+  // Types are matched to terms when the search runs: a set loaded before its ontology gets them too.
   const ontologies = new OntologyCache(registry, registryCacheMs);
-  const ontologyNamed = async (name: string) => (await ontologies.get(name))?.ontology;
 
   /**
    * The references a set has features on, in the order of its reference set (the FASTA's), as the
@@ -116,24 +125,28 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
 
   /**
    * The type filter: each requested type as an ontology term id or name, widened to its subclasses,
-   * when the set has an ontology that knows it; otherwise matched against the type names of the file.
+   * when the set's ontologies know it; otherwise matched against the type names of the file. Type
+   * names stored without a term id that the ontologies now match to one of those terms match too.
    */
-  async function typeFilter(set: FeatureSetRow, requested: string[]): Promise<FeatureQuery['types']> {
+  function typeFilter(set: FeatureSetRow, terms: TermMatcher, requested: string[]): FeatureQuery['types'] {
     if (requested.length > MAX_FEATURE_TYPES) {
       throw invalid(`field 'featureTypes' lists ${requested.length} types; at most ${MAX_FEATURE_TYPES} per search`);
     }
-    const ontology = set.ontology_name !== null ? await ontologyNamed(set.ontology_name) : undefined;
     const ids = new Set<string>();
-    const terms = new Set<string>();
+    const names = new Set<string>();
     for (const type of requested) {
-      const term = ontology?.resolve(type);
-      if (term) for (const id of ontology!.withSubclasses(term.id)) ids.add(id);
+      const term = terms.resolve(type);
+      if (term) for (const id of terms.withSubclasses(term.id)) ids.add(id);
       else {
         ids.add(type);
-        terms.add(type);
+        names.add(type);
       }
     }
-    return { ids: [...ids], terms: [...terms] };
+    for (const name of JSON.parse(set.unmatched_types) as string[]) {
+      const term = terms.resolve(name);
+      if (term && ids.has(term.id)) names.add(name);
+    }
+    return { ids: [...ids], terms: [...names] };
   }
 
   return {
@@ -175,6 +188,7 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
       const references =
         referenceName !== undefined ? [referenceName] : [...(await referenceOrderOf(set!)), ...(whole ? [null] : [])];
       if (after && !references.includes(after[0])) throw new GAException('invalidPageToken', "field 'pageToken' is not valid: bad position");
+      const terms = await ontologies.matcher(set!.ontology_name);
       const rows = await listFeatureRows(registry, {
         set: set!,
         references,
@@ -182,12 +196,12 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
         name,
         geneSymbol,
         parentKey,
-        types: request.featureTypes?.length ? await typeFilter(set!, [...new Set(request.featureTypes)]) : undefined,
+        types: request.featureTypes?.length ? typeFilter(set!, terms, [...new Set(request.featureTypes)]) : undefined,
         after,
         limit: pageSize + 1,
       });
       const page = keysetPage(rows, pageSize, fingerprint, (r) => r, positionOf);
-      return { ...page, write: featureWriter(set!) };
+      return { ...page, write: featureWriter(set!, terms) };
     },
 
     /** The feature's JSON in a naming form: the same text as in a search page. */
@@ -196,7 +210,7 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
       const set = await setRow(datasetName, setName);
       const row = set && (await getFeatureRow(registry, set.id, key));
       if (!set || !row) throw notFound('feature', id);
-      const write = featureWriter(set);
+      const write = featureWriter(set, await ontologies.matcher(set.ontology_name));
       return (form) => write(row, form);
     },
   };

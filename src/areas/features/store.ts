@@ -28,7 +28,7 @@
  * cover every part and attribute values are added to the first part's. childIds are derived from the
  * parent keys, in the order the children were given.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { ColumnType, Kysely, Selectable, Transaction } from 'kysely';
 import { CompiledQuery, sql } from '../../registry/kysely.js';
 import { insertRows } from '../../registry/bulk.js';
 import { preparedSelects, type SelectRunner } from '../../registry/prepared.js';
@@ -85,6 +85,11 @@ export interface FeatureTables {
     feature_count: number;
     /** JSON object: reference name -> length of its longest feature (bounds region scans). */
     longest: string;
+    /**
+     * JSON array of the type names its features were stored with and no term id, each once, sorted:
+     * what searches match to ontology terms when they run (ontologies/matcher.ts). '[]' by default.
+     */
+    unmatched_types: ColumnType<string, string | undefined, string>;
     created_at: string;
   };
   feature: {
@@ -115,7 +120,7 @@ declare module '../../registry/schema.js' {
   interface Database extends FeatureTables {}
 }
 
-export type FeatureSetRow = FeatureTables['feature_set'];
+export type FeatureSetRow = Selectable<FeatureTables['feature_set']>;
 export type FeatureRow = FeatureTables['feature'];
 
 export const featureMigrations: Migration[] = [
@@ -233,6 +238,31 @@ export const featureMigrations: Migration[] = [
       await sql`update feature set name = ${key}
         where name is null and not ${madeUp}
           and set_id in (select id from feature_set where reference_set_name is not null)`.execute(db);
+    },
+  },
+  {
+    version: 34,
+    name: 'feature types without a term',
+    // Each set's type names stored without a term id, read once here from its features, so that a
+    // search can match them to an ontology added after the set without reading every feature.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('feature_set').addColumn('unmatched_types', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+      const rows = (await db
+        .selectFrom('feature')
+        .select(['set_id', 'type_term'])
+        .where('type_id', 'is', null)
+        .where('type_term', 'is not', null)
+        .groupBy(['set_id', 'type_term'])
+        .execute()) as Array<{ set_id: number; type_term: string }>;
+      const bySet = new Map<number, string[]>();
+      for (const r of rows) {
+        const names = bySet.get(r.set_id);
+        if (names) names.push(r.type_term);
+        else bySet.set(r.set_id, [r.type_term]);
+      }
+      for (const [setId, names] of bySet) {
+        await db.updateTable('feature_set').set({ unmatched_types: JSON.stringify(names.sort()) }).where('id', '=', setId).execute();
+      }
     },
   },
 ];
@@ -357,6 +387,7 @@ export async function insertFeatureSet(
   const writtenHashes = new Set<number>();
   const lateParts: NewFeature[] = [];
   const longest = new Map<string, number>();
+  const unmatchedTypes = new Set<string>();
   /** Children in the order given, of parents not waiting in `pending` when the child came: before or after it. */
   const childrenElsewhere = new Map<string, string[]>();
   let pending = new Map<string, PendingFeature>();
@@ -379,6 +410,7 @@ export async function insertFeatureSet(
     const rows: unknown[][] = [];
     for (const { feature: f, attributes, children } of batch.values()) {
       if (f.referenceName !== null) longest.set(f.referenceName, Math.max(longest.get(f.referenceName) ?? 0, f.end! - f.start!));
+      if (f.type && !f.type.termId && f.type.term) unmatchedTypes.add(f.type.term);
       writtenHashes.add(keyHash(f.key));
       // Children given before the parent come first: the list is in the order the children were given.
       const before = childrenElsewhere.get(f.key);
@@ -453,7 +485,7 @@ export async function insertFeatureSet(
   await appendChildKeys(trx, setId, childrenElsewhere);
   await trx
     .updateTable('feature_set')
-    .set({ feature_count: stored, longest: JSON.stringify(Object.fromEntries(longest)) })
+    .set({ feature_count: stored, longest: JSON.stringify(Object.fromEntries(longest)), unmatched_types: JSON.stringify([...unmatchedTypes].sort()) })
     .where('id', '=', setId)
     .execute();
   return stored;

@@ -5,6 +5,7 @@
  */
 import { OntologyTerm } from '../../protocol/common.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
+import type { Term } from '../ontologies/ontology.js';
 import { attributesJson } from './attributes.js';
 import { Feature } from './messages.js';
 import { STRANDS, type FeatureRow } from './store.js';
@@ -13,9 +14,14 @@ import { STRANDS, type FeatureRow } from './store.js';
  * Writes stored feature rows of one set as Feature JSON, field for field what writeMessage writes for
  * the record (fields in the message's order, unset ones left out). Ids come from `idOf`, the set's
  * idEncoder; memoized for a page, since the exons of a page share their parents and a transcript's
- * children are mostly on its page.
+ * children are mostly on its page. A type stored without a term id is served as the term `termOf`
+ * gives its name, when it gives one (an ontology added after the set was loaded).
  */
-export function featureJsonWriter(setId: string, form: NamingForm): (row: FeatureRow, idOf: (key: string) => string) => string {
+export function featureJsonWriter(
+  setId: string,
+  form: NamingForm,
+  termOf: (name: string) => Term | undefined,
+): (row: FeatureRow, idOf: (key: string) => string) => string {
   const key = (camel: string) => ',' + keyOf(Feature, camel, form);
   const [name, geneSymbol, parentId, childIds, featureSetId, referenceName, start, end, strand, featureType, attributes] = [
     'name',
@@ -53,10 +59,13 @@ export function featureJsonWriter(setId: string, form: NamingForm): (row: Featur
     if (row.reference_name !== null) out += referenceName + JSON.stringify(row.reference_name) + start + Number(row.start) + end + Number(row.end);
     const strandText = strandTexts[row.strand];
     if (strandText) out += strand + strandText;
-    if (row.type_id !== null || row.type_term !== null) {
+    const matched = row.type_id === null && row.type_term !== null ? termOf(row.type_term) : undefined;
+    const typeId = matched ? matched.id : row.type_id;
+    const typeTerm = matched ? matched.name : row.type_term;
+    if (typeId !== null || typeTerm !== null) {
       out += featureType + '{';
-      if (row.type_id !== null) out += termId + JSON.stringify(row.type_id);
-      if (row.type_term !== null) out += (row.type_id !== null ? term : term.slice(1)) + JSON.stringify(row.type_term);
+      if (typeId !== null) out += termId + JSON.stringify(typeId);
+      if (typeTerm !== null) out += (typeId !== null ? term : term.slice(1)) + JSON.stringify(typeTerm);
       out += '}';
     }
     if (row.attributes !== null) out += attributes + attributesJson(row.attributes, form);
@@ -64,12 +73,12 @@ export function featureJsonWriter(setId: string, form: NamingForm): (row: Featur
   };
 }
 
-/** `encode` remembering what it gave, for the ids of one page. */
-export function memoized(encode: (key: string) => string): (key: string) => string {
-  const seen = new Map<string, string>();
+/** `compute` remembering what it gave (ids of one page; terms of type names), undefined answers too. */
+export function memoized<V>(compute: (key: string) => V): (key: string) => V {
+  const seen = new Map<string, V>();
   return (key) => {
-    let id = seen.get(key);
-    if (id === undefined) seen.set(key, (id = encode(key)));
-    return id;
+    let value = seen.get(key);
+    if (value === undefined && !seen.has(key)) seen.set(key, (value = compute(key)));
+    return value as V;
   };
 }

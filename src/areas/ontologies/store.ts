@@ -119,6 +119,12 @@ export async function readOntology(registry: Registry, name: string): Promise<On
   );
 }
 
+/** Every registered ontology's name and load time, in the order they were registered. */
+export async function ontologyLoadTimes(registry: Registry): Promise<Array<{ name: string; loadedAt: string }>> {
+  const rows = await registry.db.selectFrom('ontology').select(['name', 'created_at']).orderBy('created_at').orderBy('name').execute();
+  return rows.map((r) => ({ name: r.name, loadedAt: r.created_at }));
+}
+
 /** The ontology's load time, to know when a copy in memory is stale; undefined when it is gone. */
 export async function ontologyLoadedAt(registry: Registry, name: string): Promise<string | undefined> {
   const row = await registry.db.selectFrom('ontology').select('created_at').where('name', '=', name).executeTakeFirst();

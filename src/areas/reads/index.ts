@@ -105,6 +105,24 @@ export const readsArea: Area = {
     return [{ title: 'Read group sets', columns: ['id', 'dataset', 'name', 'reference set', 'format', 'read groups', 'aligned', 'unaligned', 'biosample'], rows }];
   },
 
+  async unresolved(registry) {
+    const [{ readGroupSetId, linkableSamples }, { SampleLinks }] = await Promise.all([import('./service.js'), import('../biometadata/links.js')]);
+    const links = new SampleLinks(registry, 0);
+    const found = [];
+    for (const row of await listReadGroupSets(registry, {}, undefined)) {
+      const names = await links.unlinked(row.dataset_name, ['read group set', row.name, row.created_at], linkableSamples(row));
+      if (!names.length) continue;
+      found.push({
+        id: readGroupSetId(row.dataset_name, row.name),
+        set: `read group set '${row.name}' of dataset '${row.dataset_name}'`,
+        what: 'read group samples (@RG SM) that name no biosample',
+        names,
+        fix: `add biosamples of these names to dataset '${row.dataset_name}' with: ga4gh repo add-biosample, or choose one with add-readgroupset --biosample-id`,
+      });
+    }
+    return found;
+  },
+
   async referenceSetUsers(registry, referenceSetName) {
     const sets = await listReadGroupSets(registry, {}, undefined);
     return sets.filter((s) => s.reference_set_name === referenceSetName).map((s) => `read group set '${s.name}' of dataset '${s.dataset_name}'`);

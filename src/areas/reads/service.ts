@@ -16,6 +16,7 @@ import { keysetPage, type JsonSink, type SearchPage } from '../../protocol/reply
 import type { NamingForm } from '../../protocol/schema.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
+import { SampleLinks } from '../biometadata/links.js';
 import { biosampleId } from '../biometadata/service.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
@@ -48,7 +49,12 @@ const EXPERIMENT_TAGS: Record<string, Exclude<keyof ExperimentRecord, 'attribute
 /** @RG tags that become fields of the read group itself or of its experiment; the rest go to attributes. */
 const MAPPED_TAGS = new Set(['ID', 'DS', 'SM', 'PI', 'PM', ...Object.keys(EXPERIMENT_TAGS)]);
 
-function toReadGroupRecord(row: ReadGroupSetRow, tags: Record<string, string>, programs: ProgramRecord[]): ReadGroupRecord {
+/**
+ * A read group as served. Its biosample is the one --biosample-id chose for the set, else the one its
+ * SM tag names when `linked` (the sample names that are biosamples of the dataset) holds it.
+ */
+function toReadGroupRecord(row: ReadGroupSetRow, tags: Record<string, string>, programs: ProgramRecord[], linked: ReadonlySet<string>): ReadGroupRecord {
+  const biosample = row.biosample_name ?? (tags.SM !== undefined && linked.has(tags.SM) ? tags.SM : undefined);
   const created = Date.parse(row.created_at);
   const experiment: ExperimentRecord = {};
   for (const [tag, field] of Object.entries(EXPERIMENT_TAGS)) if (tags[tag] !== undefined) experiment[field] = tags[tag];
@@ -62,7 +68,7 @@ function toReadGroupRecord(row: ReadGroupSetRow, tags: Record<string, string>, p
     name: tags.ID,
     description: tags.DS,
     sampleName: tags.SM,
-    biosampleId: row.biosample_name !== null ? biosampleId(row.dataset_name, row.biosample_name) : undefined,
+    biosampleId: biosample !== undefined ? biosampleId(row.dataset_name, biosample) : undefined,
     experiment: Object.keys(experiment).length ? experiment : undefined,
     predictedInsertSize: Number.isSafeInteger(insert) ? insert : undefined,
     created,
@@ -77,7 +83,8 @@ function toProgramRecord(tags: Record<string, string>): ProgramRecord {
   return { id: tags.ID, name: tags.PN, commandLine: tags.CL, prevProgramId: tags.PP, version: tags.VN };
 }
 
-export function toReadGroupSetRecord(row: ReadGroupSetRow): ReadGroupSetRecord {
+/** The set as served; `linked` holds the sample names (SM) that name a biosample of its dataset. */
+export function toReadGroupSetRecord(row: ReadGroupSetRow, linked: ReadonlySet<string> = new Set()): ReadGroupSetRecord {
   const programs = (JSON.parse(row.programs) as Array<Record<string, string>>).map(toProgramRecord);
   const groups = JSON.parse(row.read_groups) as Array<Record<string, string>>;
   const stats =
@@ -89,15 +96,26 @@ export function toReadGroupSetRecord(row: ReadGroupSetRow): ReadGroupSetRecord {
     datasetId: datasetId(row.dataset_name),
     name: row.name,
     stats,
-    readGroups: groups.map((tags) => toReadGroupRecord(row, tags, programs)),
+    readGroups: groups.map((tags) => toReadGroupRecord(row, tags, programs, linked)),
   };
 }
 
 const toNumber = (v: number | null) => (v === null ? undefined : Number(v));
 
+/**
+ * The sample names a set's read groups are linked to biosamples by: their SM tags, each once, in
+ * header order; none when --biosample-id chose the set's biosample.
+ */
+export function linkableSamples(row: ReadGroupSetRow): string[] {
+  if (row.biosample_name !== null) return [];
+  const groups = JSON.parse(row.read_groups) as Array<Record<string, string>>;
+  return [...new Set(groups.flatMap((tags) => (tags.SM !== undefined ? [tags.SM] : [])))];
+}
+
 /** What serving one read group set needs, built once from the registry and kept while it is unchanged. */
 interface SetContext {
   row: ReadGroupSetRow;
+  /** The set without the biosamples its SM tags name (recordOf adds them): its read group ids and names. */
   record: ReadGroupSetRecord;
   groupIndex: Map<string, number>;
   /** The file's reference index of each reference name. */
@@ -260,6 +278,11 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
   const contexts = new Map<string, SetContext>();
   const sequences = new SequenceFiles();
   const resumePoints = new Map<string, ResumePoint>();
+  // A read group's biosample, unless --biosample-id chose one, is the one its SM tag names, whichever
+  // was registered first: looked up as call sets look up theirs (links.ts).
+  const links = new SampleLinks(registry, registryCacheMs);
+  /** Each set's record as served, by the links it was built with (kept while the links are). */
+  const setRecords = new WeakMap<Set<string>, ReadGroupSetRecord>();
 
   const referenceSetOf = async (name: string) =>
     (await referenceSets.get(name, async () => {
@@ -303,6 +326,14 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     return context;
   }
 
+  /** The set as served, each read group with its biosample: the one --biosample-id chose, or the one its SM tag names. */
+  async function recordOf(row: ReadGroupSetRow): Promise<ReadGroupSetRecord> {
+    const linked = await links.linked(row.dataset_name, ['read group set', row.name, row.created_at], linkableSamples(row));
+    let record = setRecords.get(linked);
+    if (!record) setRecords.set(linked, (record = toReadGroupSetRecord(row, linked)));
+    return record;
+  }
+
   async function rowOf(datasetName: string, name: string): Promise<ReadGroupSetRow | undefined> {
     return setRows.get(JSON.stringify([datasetName, name]), () => getReadGroupSetRow(registry, datasetName, name));
   }
@@ -314,15 +345,17 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
     async searchReadGroupSets(request: { datasetId: string; name?: string; biosampleId?: string } & PageQuery): Promise<SearchPage<ReadGroupSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('readgroupsets', request, limits, isString);
       const datasetName = await datasetNameOf(registry, request.datasetId);
-      let biosampleName: string | undefined;
-      if (request.biosampleId !== undefined) {
-        const [owner, , name] = decodeId(request.biosampleId, IdKinds.biosample);
-        // A biosample of another dataset has no read group set here.
-        if (owner !== datasetName) return keysetPage([], pageSize, fingerprint, toReadGroupSetRecord, (r) => r.name);
-        biosampleName = name;
+      const recordsOf = (rows: ReadGroupSetRow[]) => Promise.all(rows.map(recordOf));
+      if (request.biosampleId === undefined) {
+        const rows = await listReadGroupSets(registry, { datasetName, name: request.name }, after, pageSize + 1);
+        return keysetPage(await recordsOf(rows), pageSize, fingerprint, (r) => r, (r) => r.name);
       }
-      const rows = await listReadGroupSets(registry, { datasetName, name: request.name, biosampleName }, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, (row) => contextFor(row).record, (r) => r.name);
+      const [owner, , biosample] = decodeId(request.biosampleId, IdKinds.biosample);
+      // The sets with a read group of that biosample, as served; a biosample of another dataset has none here.
+      const wanted = biosampleId(datasetName, biosample);
+      const candidates = owner === datasetName ? await recordsOf(await listReadGroupSets(registry, { datasetName, name: request.name }, after)) : [];
+      const records = candidates.filter((r) => r.readGroups.some((g) => g.biosampleId === wanted)).slice(0, pageSize + 1);
+      return keysetPage(records, pageSize, fingerprint, (r) => r, (r) => r.name);
     },
 
     /**
@@ -349,7 +382,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       const [datasetName, , name] = decodeId(id, IdKinds.readGroupSet);
       const row = await rowOf(datasetName, name);
       if (!row) throw notFound('read group set', id);
-      return contextFor(row).record;
+      return recordOf(row);
     },
 
     async getReadGroup(id: string): Promise<ReadGroupRecord> {
@@ -358,7 +391,7 @@ export function readService(registry: Registry, limits: PagingLimits, registryCa
       const context = row && contextFor(row);
       const index = context?.groupIndex.get(group);
       if (!context || index === undefined) throw notFound('read group', id);
-      return context.record.readGroups[index];
+      return (await recordOf(context.row)).readGroups[index];
     },
 
     /**

@@ -16,7 +16,7 @@ export interface ReadTables {
     index_path: string;
     /** 'bai', 'csi' (BAM) or 'crai' (CRAM). */
     index_kind: string;
-    /** The name given with --biosample-id, a biosample of the same dataset. */
+    /** The name given with --biosample-id, a biosample of the same dataset: every read group's, whatever its SM tag. */
     biosample_name: string | null;
     /** JSON array of the @RG lines' tags, in header order (one entry with ID "default" when it has none). */
     read_groups: string;
@@ -90,7 +90,6 @@ export async function getReadGroupSetRow(registry: Registry, datasetName: string
 export interface ReadGroupSetFilter {
   datasetName?: string;
   name?: string;
-  biosampleName?: string;
 }
 
 /** Read group sets by (dataset, name); `after` is the name of the last one seen within the dataset. */
@@ -103,7 +102,6 @@ export async function listReadGroupSets(
   let q = registry.db.selectFrom('read_group_set').selectAll().orderBy('dataset_name').orderBy('name');
   if (filter.datasetName !== undefined) q = q.where('dataset_name', '=', filter.datasetName);
   if (filter.name !== undefined) q = q.where('name', '=', filter.name);
-  if (filter.biosampleName !== undefined) q = q.where('biosample_name', '=', filter.biosampleName);
   if (after !== undefined) q = q.where('name', '>', after);
   if (limit !== undefined) q = q.limit(limit);
   return q.execute();

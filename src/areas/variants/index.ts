@@ -76,7 +76,7 @@ export const variantsArea: Area = {
       .option('--name <name>', 'variant set name (default: the first file name without .vcf.gz, or the folder name)')
       .option('--allow-missing-contigs', 'register even when the VCF has contigs the reference set lacks')
       .option('--no-annotations', 'do not register the VEP/SnpEff annotations of the VCF as a variant annotation set')
-      .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded)')
+      .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded, else every one registered)')
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
           const { loadVariantSet } = await import('./loader.js');
@@ -89,7 +89,7 @@ export const variantsArea: Area = {
           );
           const annotations = loaded.annotations;
           if (annotations) {
-            say(`added variant annotation set '${loaded.name}' (INFO ${annotations.field}, effects ${annotations.ontology ? `from ontology '${annotations.ontology}'` : 'by name'})`);
+            say(`added variant annotation set '${loaded.name}' (INFO ${annotations.field}, effects ${annotations.ontology ? `from ontology '${annotations.ontology}'` : 'from the ontologies registered when served'})`);
             if (annotations.note) say(`note: ${annotations.note}`);
           }
         }),
@@ -118,6 +118,25 @@ export const variantsArea: Area = {
       rows.push([variantSetId(set.dataset_name, set.name), set.dataset_name, set.name, set.reference_set_name, files.length, callSets.length, contigs]);
     }
     return [{ title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
+  },
+
+  async unresolved(registry) {
+    const [{ variantSetId }, { SampleLinks }] = await Promise.all([import('./service.js'), import('../biometadata/links.js')]);
+    const links = new SampleLinks(registry, 0);
+    const found = [];
+    for (const set of await listVariantSets(registry, undefined, undefined)) {
+      const samples = (await listCallSets(registry, set.dataset_name, set.name)).map((c) => c.name);
+      const names = await links.unlinked(set.dataset_name, ['variant set', set.name, set.created_at], samples);
+      if (!names.length) continue;
+      found.push({
+        id: variantSetId(set.dataset_name, set.name),
+        set: `variant set '${set.name}' of dataset '${set.dataset_name}'`,
+        what: 'call set samples that name no biosample',
+        names,
+        fix: `add biosamples of these names to dataset '${set.dataset_name}' with: ga4gh repo add-biosample`,
+      });
+    }
+    return found;
   },
 
   async referenceSetUsers(registry, referenceSetName) {

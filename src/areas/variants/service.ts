@@ -19,8 +19,8 @@ import { searchWindow } from '../../protocol/window.js';
 import { keysetPage, PAUSE_BYTES, type JsonStream, type SearchPage } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
 import type { Registry } from '../../registry/registry.js';
+import { SampleLinks } from '../biometadata/links.js';
 import { biosampleId, biosampleNameIn } from '../biometadata/service.js';
-import { biosampleNamesAmong } from '../biometadata/store.js';
 import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
 import {
@@ -105,17 +105,14 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
   const setRows = new RegistryCache<VariantSetRow>(registryCacheMs);
   const callSetRows = new RegistryCache<CallSetRow>(registryCacheMs);
   // A call set's biosample is the biosample of its dataset named like its sample, whichever was
-  // registered first: looked up here, so either load order links them (within registryCacheMs).
-  const linkedSamples = new RegistryCache<Set<string>>(registryCacheMs);
+  // registered first (links.ts).
+  const links = new SampleLinks(registry, registryCacheMs);
   const linkedCallSetLists = new WeakMap<Set<string>, VariantSetContext['callSets']>();
-  const sampleIsBiosample = new RegistryCache<boolean>(registryCacheMs);
 
   /** The set's call sets as served, each with its biosampleId when a biosample of that name exists. */
   async function callSetsWithBiosamples(context: VariantSetContext): Promise<VariantSetContext['callSets']> {
     const { dataset_name: dataset, name, created_at } = context.row;
-    const linked = (await linkedSamples.get(JSON.stringify([dataset, name, created_at]), () =>
-      biosampleNamesAmong(registry, dataset, context.callSets.map((c) => c.record.name)),
-    ))!;
+    const linked = await links.linked(dataset, ['variant set', name, created_at], context.callSets.map((c) => c.record.name));
     if (linked.size === 0) return context.callSets;
     let list = linkedCallSetLists.get(linked);
     if (!list) {
@@ -293,9 +290,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
           ? await callSetRows.get(JSON.stringify([datasetName, setName, sample]), () => getCallSetRow(registry, datasetName, setName, sample))
           : undefined;
       if (!row) throw notFound('call set', id);
-      const linked = await sampleIsBiosample.get(JSON.stringify([datasetName, sample]), async () =>
-        Boolean((await biosampleNamesAmong(registry, datasetName, [sample])).size),
-      );
+      const linked = (await links.linked(datasetName, ['sample', sample], [sample])).has(sample);
       const record = toCallSetRecord(row);
       return linked ? { ...record, biosampleId: biosampleId(datasetName, sample) } : record;
     },
