@@ -229,6 +229,42 @@ for (const backend of backends) {
       assert.deepEqual(await features(server, [OTHER_EXON]), []);
     });
 
+    it('names the effects no term matches in repo check --deep, and only there', async () => {
+      const location = await newRegistry(backend);
+      await addVcf(location, files.wash7p);
+      // Two ontologies of the file's effect names: the first half in one, the rest in the other.
+      const names = [...new Set(effects.wash7p.flat(2))].sort();
+      const half = Math.ceil(names.length / 2);
+      const oboOf = (name: string, terms: string[]) => {
+        const file = path.join(dir, `${name}.obo`);
+        fs.writeFileSync(file, 'format-version: 1.2\n' + terms.map((term) => `\n[Term]\nid: TEST:${names.indexOf(term)}\nname: ${term}\n`).join(''));
+        return file;
+      };
+      const firstHalf = oboOf('first-half', names.slice(0, half));
+      const secondHalf = oboOf('second-half', names.slice(half));
+      const set = (name: string) => `variant annotation set '${name}' of dataset 'ds'`;
+      const deepLines = async () => (await ok('repo', 'check', location, '--deep')).stdout.split('\n').filter((l) => l.startsWith('unresolved: '));
+      const line = (setName: string, missing: string[], fix: string) => `unresolved: ${set(setName)}: effects without ontology terms: ${missing.join(', ')}; ${fix}`;
+
+      assert.deepEqual(await deepLines(), [line('WASH7P_annotation', names, 'no ontology is registered; add one (the Sequence Ontology) with: ga4gh repo add-ontology')]);
+      await ok('repo', 'add-ontology', location, firstHalf, '--name', 'first-half');
+      // A set that keeps its own ontology is matched in that one only.
+      await ok('repo', 'add-variantset', location, 'ds', files.wash7p, '--referenceset', 'NCBI37', '--allow-missing-contigs', '--name', 'own', '--ontology', 'first-half');
+      const missing = names.slice(half);
+      assert.ok(missing.length > 0 && half > 0);
+      assert.deepEqual(await deepLines(), [
+        line('WASH7P_annotation', missing, 'no registered ontology has them; add one that does with: ga4gh repo add-ontology'),
+        line('own', missing, "its ontology 'first-half' has no such terms"),
+      ]);
+      // Not without --deep, nor in repo list: they read no records.
+      const plain = await unresolvedIn(location);
+      assert.deepEqual(plain.listed, []);
+      for (const name of ['WASH7P_annotation', 'own']) assert.deepEqual([plain.checkLines(set(name)), plain.listLines(set(name))], [[], []]);
+
+      await ok('repo', 'add-ontology', location, secondHalf, '--name', 'second-half');
+      assert.deepEqual(await deepLines(), [line('own', missing, "its ontology 'first-half' has no such terms")]);
+    });
+
     it('matches the feature types of a registry made by an older version once it is migrated', async () => {
       const location = await newRegistry(backend);
       await addGff3(location);

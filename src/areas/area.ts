@@ -61,7 +61,7 @@ export interface Unresolved {
   set: string;
   /** What the names are: "feature types without an ontology term". */
   what: string;
-  /** The names, each once; empty when they are not kept in the registry (effects are in the VCF). */
+  /** The names, each once; empty when they are not kept in the registry (effects are in the VCF, read by `repo check --deep` only). */
   names: string[];
   /** What resolves them. */
   fix: string;
@@ -95,6 +95,9 @@ export interface Area {
    * every byte of every file (`repo check --deep`), reporting how far it got through `progress`.
    */
   check?(registry: Registry, options: CheckOptions): Promise<string[]>;
-  /** What this area's sets hold that nothing registered resolves yet. */
-  unresolved?(registry: Registry): Promise<Unresolved[]>;
+  /**
+   * What this area's sets hold that nothing registered resolves yet. `repo check` passes its options:
+   * with `deep`, an area may read its files for names the registry does not keep (annotation effects).
+   */
+  unresolved?(registry: Registry, check?: CheckOptions): Promise<Unresolved[]>;
 }

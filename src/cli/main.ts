@@ -1,7 +1,7 @@
 /** The `ga4gh` command line: `repo ...` registers files in a registry, `serve` serves a registry. */
 import { Command } from 'commander';
 import { allMigrations, areas, type CommandContext } from '../areas/index.js';
-import type { InventoryValue, Unresolved } from '../areas/area.js';
+import type { CheckOptions, InventoryValue, Unresolved } from '../areas/area.js';
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
@@ -29,10 +29,10 @@ async function withMigrationReport<T>(run: (context: MigrationContext) => Promis
   }
 }
 
-/** What every area's sets hold that nothing registered resolves yet. */
-async function unresolvedIn(registry: Registry): Promise<Unresolved[]> {
+/** What every area's sets hold that nothing registered resolves yet; `check` is given by `repo check`. */
+async function unresolvedIn(registry: Registry, check?: CheckOptions): Promise<Unresolved[]> {
   const found: Unresolved[] = [];
-  for (const area of areas) if (area.unresolved) found.push(...(await area.unresolved(registry)));
+  for (const area of areas) if (area.unresolved) found.push(...(await area.unresolved(registry, check)));
   return found;
 }
 
@@ -130,10 +130,9 @@ function repoCommands(program: Command): void {
         const progress = byteProgress('checking');
         const { problems, unresolved } = await cli.withRegistry(location, async (registry) => {
           const found: string[] = [];
-          for (const area of areas) {
-            if (area.check) found.push(...(await area.check(registry, { deep: Boolean(opts.deep), progress: progress.update })));
-          }
-          return { problems: found, unresolved: await unresolvedIn(registry) };
+          const options: CheckOptions = { deep: Boolean(opts.deep), progress: progress.update };
+          for (const area of areas) if (area.check) found.push(...(await area.check(registry, options)));
+          return { problems: found, unresolved: await unresolvedIn(registry, options) };
         }).finally(progress.done);
         // Not problems: what registering the missing pieces would add.
         for (const u of unresolved) say(`unresolved: ${unresolvedLine(u)}`);

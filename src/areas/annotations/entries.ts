@@ -123,20 +123,13 @@ export class AnnotationReader {
     const digest = alleleDigest(ref, alt);
     const { datasetName, setName } = this.names;
     const id = encodeId([datasetName, 'vas', setName, chrom, start, digest]);
-    let entriesText: string | undefined;
-    let genomic: string[] | undefined;
-    for (const item of info.split(';')) {
-      if (item.startsWith(this.fieldPrefix)) entriesText = item.slice(this.fieldPrefix.length);
-      else if (item.startsWith('HGVS.g=')) genomic = item.slice(7).split(',');
-    }
+    const { entries, genomic } = this.entriesOf(info);
     const alts = alt.split(',');
     const effects: TranscriptEffectRecord[] = [];
-    if (entriesText) {
-      entriesText.split(',').forEach((entry, index) => {
-        const effect = this.effectOf(entry.split('|'), `${id}\t${index}`, alts, genomic);
-        if (!filter || filter(effect.effects ?? [])) effects.push(effect);
-      });
-    }
+    entries.forEach((cells, index) => {
+      const effect = this.effectOf(cells, `${id}\t${index}`, alts, genomic);
+      if (!filter || filter(effect.effects ?? [])) effects.push(effect);
+    });
     if (filter && effects.length === 0) return undefined;
     return {
       id,
@@ -147,14 +140,41 @@ export class AnnotationReader {
     };
   }
 
+  /**
+   * The effect names of one data line (its first 8 columns), entry by entry, as the file writes them:
+   * what `repo check --deep` matches to terms without building the annotation.
+   */
+  effectNames(columns: string[]): string[] {
+    return this.entriesOf(columns[7] ?? '').entries.flatMap((cells) => this.effectNamesOf(cells));
+  }
+
+  /** The entries of an INFO column's annotation field, each split into its cells, and its `HGVS.g` values. */
+  private entriesOf(info: string): { entries: string[][]; genomic?: string[] } {
+    let entriesText: string | undefined;
+    let genomic: string[] | undefined;
+    for (const item of info.split(';')) {
+      if (item.startsWith(this.fieldPrefix)) entriesText = item.slice(this.fieldPrefix.length);
+      else if (item.startsWith('HGVS.g=')) genomic = item.slice(7).split(',');
+    }
+    return { entries: entriesText ? entriesText.split(',').map((entry) => entry.split('|')) : [], genomic };
+  }
+
+  /** The cell of an entry that holds `role`; undefined when the layout has no such column or it is empty. */
+  private cellOf(cells: string[], role: ColumnRole): string | undefined {
+    const i = this.roles.get(role);
+    const v = i === undefined ? undefined : cells[i];
+    return v === undefined || v === '' ? undefined : v;
+  }
+
+  /** An entry's effect names: its effects column, `&`-separated. */
+  private effectNamesOf(cells: string[]): string[] {
+    return (this.cellOf(cells, 'effects') ?? '').split('&').filter(Boolean);
+  }
+
   private effectOf(cells: string[], idText: string, alts: string[], genomic: string[] | undefined): TranscriptEffectRecord {
-    const cell = (role: ColumnRole) => {
-      const i = this.roles.get(role);
-      const v = i === undefined ? undefined : cells[i];
-      return v === undefined || v === '' ? undefined : v;
-    };
+    const cell = (role: ColumnRole) => this.cellOf(cells, role);
     const allele = cell('allele');
-    const effectNames = (cell('effects') ?? '').split('&').filter(Boolean);
+    const effectNames = this.effectNamesOf(cells);
     // SnpEff writes the genomic HGVS once per ALT allele in INFO HGVS.g, in ALT order.
     const genomicHgvs =
       cell('hgvsGenomic') ??

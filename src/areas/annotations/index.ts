@@ -65,23 +65,29 @@ export const annotationsArea: Area = {
     ];
   },
 
-  /** Effect names are read from the VCF on each request: what can be known here is a set with no ontology to match them in. */
-  async unresolved(registry) {
-    const [{ annotationSetId }, { OntologyCache }, { NO_ONTOLOGY }] = await Promise.all([
+  /**
+   * Effect names are in the VCF, not the registry: `repo check --deep` reads every record and names
+   * the effects no term matches; otherwise what can be known is a set with no ontology to match them in.
+   */
+  async unresolved(registry, check) {
+    const [{ annotationSetId }, { OntologyCache }, { missingTermsFix }, { effectNamesIn }] = await Promise.all([
       import('./service.js'),
       import('../ontologies/cache.js'),
       import('../ontologies/matcher.js'),
+      import('./effect-scan.js'),
     ]);
     const ontologies = new OntologyCache(registry, 0);
     const found = [];
     for (const r of await listAnnotationSets(registry)) {
-      if ((await ontologies.matcher(r.ontology_name)).ontologies.length) continue;
+      const terms = await ontologies.matcher(r.ontology_name);
+      const names = check?.deep ? (await effectNamesIn(registry, r, check)).filter((name) => !terms.termByName(name)) : [];
+      if (check?.deep ? !names.length : terms.ontologies.length) continue;
       found.push({
         id: annotationSetId(r.dataset_name, r.name),
         set: `variant annotation set '${r.name}' of dataset '${r.dataset_name}'`,
         what: 'effects without ontology terms',
-        names: [],
-        fix: NO_ONTOLOGY,
+        names,
+        fix: missingTermsFix(r.ontology_name, terms),
       });
     }
     return found;

@@ -113,7 +113,7 @@ export const featuresArea: Area = {
   },
 
   async unresolved(registry) {
-    const [{ featureSetId }, { OntologyCache }, { NO_ONTOLOGY }] = await Promise.all([
+    const [{ featureSetId }, { OntologyCache }, { missingTermsFix }] = await Promise.all([
       import('./service.js'),
       import('../ontologies/cache.js'),
       import('../ontologies/matcher.js'),
@@ -129,12 +129,7 @@ export const featuresArea: Area = {
         set: `feature set '${s.name}' of dataset '${s.dataset_name}'`,
         what: 'feature types without an ontology term',
         names,
-        fix:
-          s.ontology_name !== null
-            ? `its ontology '${s.ontology_name}' has no such terms`
-            : terms.ontologies.length
-              ? 'no registered ontology has them; add one that does with: ga4gh repo add-ontology'
-              : NO_ONTOLOGY,
+        fix: missingTermsFix(s.ontology_name, terms),
       });
     }
     return found;

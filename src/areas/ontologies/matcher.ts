@@ -11,6 +11,15 @@ import type { Ontology, Term } from './ontology.js';
 /** What `repo list` and `repo check` say to do when names have no term because no ontology is registered. */
 export const NO_ONTOLOGY = 'no ontology is registered; add one (the Sequence Ontology) with: ga4gh repo add-ontology';
 
+/**
+ * What `repo list` and `repo check` say to do about names that no term of a set's ontologies
+ * (`matcher`, of the set that names `setOntology`, null: none) matches.
+ */
+export function missingTermsFix(setOntology: string | null, matcher: TermMatcher): string {
+  if (setOntology !== null) return `its ontology '${setOntology}' has no such terms`;
+  return matcher.ontologies.length ? 'no registered ontology has them; add one that does with: ga4gh repo add-ontology' : NO_ONTOLOGY;
+}
+
 export class TermMatcher {
   constructor(
     /** The ontologies names are looked up in, first first. */

@@ -345,6 +345,35 @@ export async function inflateAll(
   if (!lastBlockEmpty) throw new Error(`${source} is truncated: it ends without the BGZF end-of-file block`);
 }
 
+/**
+ * Inflates every block of a BGZF file as inflateAll does, handing each line to `onLine` as
+ * `bytes[from, to)` without its line end (`\n` or `\r\n`); a last line without a newline counts too.
+ */
+export async function inflateLines(
+  file: GenericFilehandle,
+  source: string,
+  onLine: (bytes: Buffer, from: number, to: number) => void,
+  onProgress?: (bytesRead: number, size: number) => void,
+): Promise<void> {
+  const line = (bytes: Buffer, from: number, to: number) => onLine(bytes, from, to > from && bytes[to - 1] === 13 ? to - 1 : to);
+  let carry: Buffer = Buffer.alloc(0);
+  await inflateAll(
+    file,
+    source,
+    (text) => {
+      const data = carry.length ? Buffer.concat([carry, text]) : text;
+      let start = 0;
+      for (let nl = data.indexOf(10); nl !== -1; nl = data.indexOf(10, start)) {
+        line(data, start, nl);
+        start = nl + 1;
+      }
+      carry = Buffer.from(data.subarray(start));
+    },
+    onProgress,
+  );
+  if (carry.length) line(carry, 0, carry.length);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Writing
 

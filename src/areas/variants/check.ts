@@ -6,14 +6,13 @@
  */
 import type { CheckOptions } from '../area.js';
 import type { Registry } from '../../registry/registry.js';
-import { inflateAll } from './bgzf.js';
+import { inflateLines } from './bgzf.js';
 import { checkWhole, expectedColumns } from './loader.js';
 import { listVariantSetFiles, listVariantSets, type VariantSetFileRow } from './store.js';
 import { parseHeader, type VcfHeader } from './vcf-header.js';
 import { openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
 
 const TAB = 9;
-const NEWLINE = 10;
 
 /** Reads every record of a file; returns its problems (the first few of each kind), one line each. */
 async function readEveryRecord(vcf: OpenVcf, header: VcfHeader, indexed: string[], options: CheckOptions): Promise<string[]> {
@@ -22,11 +21,9 @@ async function readEveryRecord(vcf: OpenVcf, header: VcfHeader, indexed: string[
   const contigsSeen: string[] = [];
   let lineNumber = 0;
   let lastPos = -1;
-  let carry: Buffer = Buffer.alloc(0);
   let badLines = 0;
   const line = (bytes: Buffer, from: number, to: number) => {
     lineNumber++;
-    if (to > from && bytes[to - 1] === 13) to--;
     if (to === from || bytes[from] === 35 /* # */) return;
     let columns = 1;
     let firstTab = -1;
@@ -52,21 +49,7 @@ async function readEveryRecord(vcf: OpenVcf, header: VcfHeader, indexed: string[
     } else lastPos = pos;
   };
   try {
-    await inflateAll(
-      vcf.file,
-      vcf.source,
-      (text) => {
-        const data = carry.length ? Buffer.concat([carry, text]) : text;
-        let start = 0;
-        for (let nl = data.indexOf(NEWLINE); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-          line(data, start, nl);
-          start = nl + 1;
-        }
-        carry = Buffer.from(data.subarray(start));
-      },
-      (read, size) => options.progress(vcf.source, read, size),
-    );
-    if (carry.length) line(carry, 0, carry.length);
+    await inflateLines(vcf.file, vcf.source, line, (read, size) => options.progress(vcf.source, read, size));
   } catch (e) {
     problems.push((e as Error).message);
     return problems;
