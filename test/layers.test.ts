@@ -47,6 +47,15 @@ describe('layers', () => {
     assert.deepEqual(offending, []);
   });
 
+  it('the formats (BGZF, binning indexes) import nothing of the server: the areas and the interfaces share them', () => {
+    const offending = filesUnder(path.join(SRC, 'formats')).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !target.startsWith(path.join(SRC, 'formats') + path.sep))
+        .map((target) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, target)}`),
+    );
+    assert.deepEqual(offending, []);
+  });
+
   it('the reader of imports sees the imports it is meant to see', () => {
     // Guards the test above against a pattern that matches nothing.
     const app = importsOf(path.join(SRC, 'app.ts')).map((f) => path.relative(SRC, f));

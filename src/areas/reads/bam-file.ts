@@ -6,7 +6,7 @@
  * region before the first can be used; see the README, "How read pages are built").
  */
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { blockSizeAt, inflateBlocks, type VirtualOffset } from '../variants/bgzf.js';
+import { blockSizeAt, inflateBlocks, type VirtualOffset } from '../../formats/bgzf.js';
 
 /** Inflated data, with where each of its blocks begins in it (the first may begin before it). */
 interface InflatedPiece {

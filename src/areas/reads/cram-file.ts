@@ -16,7 +16,7 @@
  */
 import { CraiIndex, IndexedCramFile, type CramRecord } from '@gmod/cram';
 import type { GenericFilehandle } from 'generic-filehandle2';
-import type { VirtualOffset } from '../variants/bgzf.js';
+import type { VirtualOffset } from '../../formats/bgzf.js';
 import { newFileKey, RecordCursor } from './bam-file.js';
 
 /** Bases [start, end] (1-based, inclusive) of the file's reference `seqId`, as text. */

@@ -13,7 +13,7 @@ import { UserError } from '../../user-error.js';
 import { requireBiosample } from '../biometadata/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
-import { BamIndex } from './bam-index.js';
+import { BinningIndex } from '../../formats/binning-index.js';
 import { readBamHeader } from './bam-file.js';
 import { CramFile } from './cram-file.js';
 import { parseSamHeader } from './sam-header.js';
@@ -106,9 +106,9 @@ export async function loadReadGroupSet(registry: Registry, datasetName: string, 
     );
   }
   const { indexPath, indexKind } = await indexOf(file, format === 'BAM' ? ['bai', 'csi'] : ['crai'], stem);
-  let index: BamIndex | undefined;
+  let index: BinningIndex | undefined;
   try {
-    if (format === 'BAM') index = await BamIndex.open(openFile(indexPath), indexKind as 'bai' | 'csi', indexPath);
+    if (format === 'BAM') index = await BinningIndex.open(openFile(indexPath), indexKind as 'bai' | 'csi', indexPath);
     else await new CramFile(openFile(file), openFile(indexPath), async () => '').slicesOf(0, 0, 1); // the index parses
   } catch (e) {
     throw new UserError(`cannot read the index ${indexPath} of ${file}: ${(e as Error).message}`);

@@ -6,7 +6,7 @@
  */
 import type { CheckOptions } from '../area.js';
 import type { Registry } from '../../registry/registry.js';
-import { inflateAll } from './bgzf.js';
+import { inflateAll } from '../../formats/bgzf.js';
 import { checkWhole, expectedColumns } from './loader.js';
 import { listVariantSetFiles, listVariantSets, type VariantSetFileRow } from './store.js';
 import { parseHeader, type VcfHeader } from './vcf-header.js';

@@ -15,7 +15,7 @@ import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
 import { bgzipAndIndex } from './tabix-write.js';
 import { parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js';
-import { bgzfHeaderProblem, hasEofBlock, lastLineOf } from './bgzf.js';
+import { bgzfHeaderProblem, hasEofBlock, lastLineOf } from '../../formats/bgzf.js';
 import { firstDataLineAt, openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
 import { insertVariantSet } from './store.js';
 

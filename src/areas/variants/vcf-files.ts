@@ -7,7 +7,7 @@ import { CSI, TBI } from '@gmod/tabix';
 import type { GenericFilehandle } from 'generic-filehandle2';
 import { openFile } from '../../files.js';
 import { isNonNegativeInteger } from '../../protocol/paging.js';
-import { readLinesFrom, type VirtualOffset } from './bgzf.js';
+import { readLinesFrom, type VirtualOffset } from '../../formats/bgzf.js';
 
 type IndexReader = TBI | CSI;
 

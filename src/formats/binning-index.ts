@@ -1,12 +1,18 @@
 /**
- * BAM indexes (.bai and .csi), read here rather than through @gmod/bam: besides the chunks of a region,
- * the reads area needs what that library does not expose, the per-reference mapped and unmapped
- * counts of the pseudo-bins, the count of reads without a position, and where those reads begin.
- * Both formats are small binary tables; a .csi is BGZF-compressed.
+ * Binning indexes: BAM's .bai, the .csi of BAM and BCF (and of VCF, with tabix's names), and tabix's
+ * .tbi. One reader for all of them, below the areas and the interfaces that use it: the reads area
+ * starts its pages where the index says, and the htsget tickets are the chunks of a region, cut from
+ * the file. Read here rather than through @gmod/bam or @gmod/tabix: besides the chunks of a region,
+ * the reads area needs what those libraries do not expose (the per-reference mapped and unmapped
+ * counts of the pseudo-bins, the count of reads without a position, and where those reads begin), and
+ * a BCF's .csi names its references only through the BCF header, which @gmod/tabix cannot take. Each
+ * format is a small binary table; a .csi and a .tbi are BGZF-compressed.
  */
 import { gunzipSync } from 'node:zlib';
 import type { GenericFilehandle } from 'generic-filehandle2';
-import type { VirtualOffset } from '../variants/bgzf.js';
+import type { VirtualOffset } from './bgzf.js';
+
+export type IndexKind = 'bai' | 'csi' | 'tbi';
 
 /** A virtual offset as one number (compressed offset * 2^16 + offset in the block): exact below 2^53. */
 export type PackedOffset = number;
@@ -14,14 +20,15 @@ export type PackedOffset = number;
 export const packOffset = (v: VirtualOffset): PackedOffset => v.blockPosition * 65536 + v.dataPosition;
 export const unpackOffset = (p: PackedOffset): VirtualOffset => ({ blockPosition: Math.floor(p / 65536), dataPosition: p % 65536 });
 
-interface Chunk {
+/** A run of the file holding records of a bin: from `begin` up to, not including, `end`. */
+export interface Chunk {
   begin: PackedOffset;
   end: PackedOffset;
 }
 
 interface ReferenceIndex {
   bins: Map<number, Chunk[]>;
-  /** BAI: the smallest offset of a record overlapping each 16 kb window. */
+  /** BAI and TBI: the smallest offset of a record overlapping each 16 kb window. */
   linear: PackedOffset[];
   /** CSI: the smallest offset of a record in each bin. */
   binOffsets: Map<number, PackedOffset>;
@@ -48,44 +55,70 @@ function readCount(view: DataView, at: number): number {
   return view.getUint32(at + 4, true) * 2 ** 32 + view.getUint32(at, true);
 }
 
-export class BamIndex {
+/** Tabix's reference names (a .tbi's header, a .csi's auxiliary data): `length` bytes of NUL-ended names at `at`. */
+function namesAt(bytes: Buffer, at: number, length: number): string[] {
+  return bytes.toString('utf8', at, at + length).split('\0').slice(0, -1);
+}
+
+/** The magic number each kind of index begins with. */
+const MAGIC: Record<IndexKind, string> = { bai: 'BAI\x01', csi: 'CSI\x01', tbi: 'TBI\x01' };
+
+/** Tabix's header fields before the names (format, three column numbers, meta character, skip), then the names' length. */
+const TABIX_FIELDS = 28;
+
+export class BinningIndex {
   private constructor(
-    readonly kind: 'bai' | 'csi',
+    readonly kind: IndexKind,
     private readonly minShift: number,
     private readonly depth: number,
     private readonly references: ReferenceIndex[],
     private readonly noCoordinate: number | undefined,
+    /** The references by their number, when the index itself names them (tabix's .tbi and .csi). */
+    readonly names: string[] | undefined,
   ) {}
 
-  static async open(file: GenericFilehandle, kind: 'bai' | 'csi', source: string): Promise<BamIndex> {
+  static async open(file: GenericFilehandle, kind: IndexKind, source: string): Promise<BinningIndex> {
     const raw = await file.readFile();
-    const bytes = kind === 'csi' ? gunzipSync(raw) : Buffer.from(raw.buffer, raw.byteOffset, raw.length);
-    return BamIndex.parse(bytes, kind, source);
+    const bytes = kind === 'bai' ? Buffer.from(raw.buffer, raw.byteOffset, raw.length) : gunzipSync(raw);
+    return BinningIndex.parse(bytes, kind, source);
   }
 
-  static parse(bytes: Buffer, kind: 'bai' | 'csi', source: string): BamIndex {
+  static parse(bytes: Buffer, kind: IndexKind, source: string): BinningIndex {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-    const fail = (why: string) => new Error(`${source} is not a valid ${kind === 'bai' ? 'BAI' : 'CSI'} index (${why})`);
+    const fail = (why: string) => new Error(`${source} is not a valid ${kind.toUpperCase()} index (${why})`);
     const need = (at: number, n: number) => {
       if (at + n > bytes.length) throw fail('it ends early');
     };
     need(0, 8);
-    const magic = bytes.toString('latin1', 0, 4);
-    if (magic !== (kind === 'bai' ? 'BAI\x01' : 'CSI\x01')) throw fail('wrong magic number');
+    if (bytes.toString('latin1', 0, 4) !== MAGIC[kind]) throw fail('wrong magic number');
     let at = 4;
     let minShift = 14;
     let depth = 5;
-    if (kind === 'csi') {
-      need(at, 12);
-      minShift = view.getInt32(at, true);
-      depth = view.getInt32(at + 4, true);
-      const auxLength = view.getInt32(at + 8, true);
-      at += 12 + auxLength;
+    let names: string[] | undefined;
+    let referenceCount: number;
+    if (kind === 'tbi') {
+      need(at, 4 + TABIX_FIELDS);
+      referenceCount = view.getInt32(at, true);
+      const namesLength = view.getInt32(at + TABIX_FIELDS, true);
+      need(at + 4 + TABIX_FIELDS, namesLength);
+      names = namesAt(bytes, at + 4 + TABIX_FIELDS, namesLength);
+      at += 4 + TABIX_FIELDS + namesLength;
+    } else {
+      if (kind === 'csi') {
+        need(at, 12);
+        minShift = view.getInt32(at, true);
+        depth = view.getInt32(at + 4, true);
+        const auxLength = view.getInt32(at + 8, true);
+        need(at + 12, auxLength);
+        // A tabix .csi carries tabix's header as auxiliary data; a BAM's or BCF's carries none.
+        if (auxLength >= TABIX_FIELDS) names = namesAt(bytes, at + 12 + TABIX_FIELDS, view.getInt32(at + 12 + TABIX_FIELDS - 4, true));
+        at += 12 + auxLength;
+      }
+      need(at, 4);
+      referenceCount = view.getInt32(at, true);
+      at += 4;
     }
-    need(at, 4);
     const pseudoBin = ((1 << ((depth + 1) * 3)) - 1) / 7 + 1;
-    const referenceCount = view.getInt32(at, true);
-    at += 4;
     const references: ReferenceIndex[] = [];
     for (let r = 0; r < referenceCount; r++) {
       need(at, 4);
@@ -118,7 +151,7 @@ export class BamIndex {
         }
         at += chunkCount * 16;
       }
-      if (kind === 'bai') {
+      if (kind !== 'csi') {
         need(at, 4);
         const windows = view.getInt32(at, true);
         at += 4;
@@ -129,7 +162,7 @@ export class BamIndex {
       references.push(ref);
     }
     const noCoordinate = at + 8 <= bytes.length ? readCount(view, at) : undefined;
-    return new BamIndex(kind, minShift, depth, references, noCoordinate);
+    return new BinningIndex(kind, minShift, depth, references, noCoordinate, names);
   }
 
   get referenceCount(): number {
@@ -160,29 +193,39 @@ export class BamIndex {
   }
 
   /**
+   * The runs of the file that hold every record of reference `refId` overlapping [start, end), in file
+   * order, overlapping runs joined (a record in two bins' chunks is in one run): the chunks of the
+   * bins the window falls in, none before the linear index's entry for `start` (no record overlapping
+   * its 16 kb window lies before it). They may hold records outside the window too; empty when the
+   * index knows of none.
+   */
+  chunksOf(refId: number, start: number, end: number): Chunk[] {
+    const ref = this.references[refId];
+    if (!ref) return [];
+    const floor = this.kind === 'csi' ? 0 : (ref.linear[Math.floor(start / 2 ** 14)] ?? 0);
+    const found: Chunk[] = [];
+    for (const bin of this.binsOverlapping(start, end)) {
+      for (const chunk of ref.bins.get(bin) ?? []) {
+        if (chunk.end > floor) found.push({ begin: Math.max(chunk.begin, floor), end: chunk.end });
+      }
+    }
+    found.sort((a, b) => a.begin - b.begin);
+    const runs: Chunk[] = [];
+    for (const chunk of found) {
+      const last = runs[runs.length - 1];
+      if (last && chunk.begin <= last.end) last.end = Math.max(last.end, chunk.end);
+      else runs.push({ ...chunk });
+    }
+    return runs;
+  }
+
+  /**
    * Where to start reading for records of reference `refId` overlapping [start, end): every such record
    * lies at or after this offset (records of the reference are sorted by position), or undefined when
    * the index knows of none.
    */
   startOf(refId: number, start: number, end: number): PackedOffset | undefined {
-    const ref = this.references[refId];
-    if (!ref) return undefined;
-    let floor = 0;
-    if (this.kind === 'bai') {
-      // No record overlapping the 16 kb window of `start` lies before its linear-index entry.
-      floor = ref.linear[Math.floor(start / 2 ** 14)] ?? 0;
-    }
-    let best: PackedOffset | undefined;
-    for (const bin of this.binsOverlapping(start, end)) {
-      const chunks = ref.bins.get(bin);
-      if (!chunks) continue;
-      for (const chunk of chunks) {
-        if (chunk.end <= floor) continue;
-        const begin = Math.max(chunk.begin, floor);
-        if (best === undefined || begin < best) best = begin;
-      }
-    }
-    return best;
+    return this.chunksOf(refId, start, end)[0]?.begin;
   }
 
   /** Where the reads without a position begin: after every record of every reference. */

@@ -1,6 +1,7 @@
 /**
- * BGZF (blocked gzip) reading and writing, for VCF files; the reads area inflates BAM's blocks here too
- * (inflateBlocks).
+ * BGZF (blocked gzip) reading and writing, shared by everything that reads the block-compressed formats:
+ * VCF text here, BAM records in the reads area (inflateBlocks), and the htsget tickets, which cut a
+ * file at virtual offsets (recompressing the partial blocks at a cut).
  *
  * Reading: @gmod/tabix decompresses whole index chunks at once (a whole-chromosome chunk held ~210 MB
  * and blocked the event loop for over a second, DEPENDENCIES.md), so the variant search reads forward
