@@ -111,6 +111,19 @@ const queryPairs = (query: string): Array<[string, string]> => (query ? [...new 
  */
 const STREAM_SLICE_MS = 4;
 
+/** Resolves once the socket has taken what it was given, or the client is gone. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 /** Once the client has gone, a write throws ClientWentAway, so the writer stops building what nobody will read. */
 function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
   return {
@@ -139,7 +152,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
   }
 
   /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: ContentCoding | undefined): Promise<number> {
+  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: ContentCoding | undefined, head: boolean): Promise<number> {
+    if (reply.kind === 'binary') return writeBinary(res, reply, head);
     // The encoder applies the negotiated coding (./compression.ts).
     const body = new ReplyEncoder(res, coding, config.compression);
     const headers = { 'content-type': JSON_TYPE };
@@ -175,11 +189,33 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
     }
   }
 
+  /**
+   * Bytes sent as they are, each piece once the socket has taken the one before (none for HEAD). The
+   * first piece is read before the status line goes out, so a file that cannot be read still answers
+   * with an error of its own.
+   */
+  async function writeBinary(res: http.ServerResponse, reply: Extract<Reply, { kind: 'binary' }>, head: boolean): Promise<number> {
+    const pieces = reply.body()[Symbol.asyncIterator]();
+    try {
+      let next = head ? undefined : await pieces.next();
+      res.writeHead(reply.status, { ...reply.headers, 'content-length': reply.length });
+      for (; next && !next.done; next = await pieces.next()) {
+        if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
+        if (!res.write(next.value)) await drained(res);
+      }
+      res.end();
+      return head ? 0 : reply.length;
+    } finally {
+      await pieces.return?.();
+    }
+  }
+
   return async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = config.accessLog ? process.hrtime.bigint() : 0n;
     let form: NamingForm = config.forceForm ?? 'camel';
     let clientGone = false;
     let request: MessageDesc | undefined;
+    let matched: Route | undefined;
     let bytes = 0;
     if (config.cors) res.setHeader('access-control-allow-origin', '*');
     try {
@@ -215,6 +251,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
+      matched = route;
       request = route.request;
       const remote = { address, userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
@@ -229,7 +266,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         if (unknown.length) throw new GAException('unknownField', `unknown query parameter '${unknown[0]}': ${pathname} takes its fields in the body`);
       } else {
         input = queryObject(pairs);
-        if (!route.request && Object.keys(input as object).length) {
+        if (!route.request && !route.readsOwnQuery && Object.keys(input as object).length) {
           throw new GAException('unknownField', `${pathname} takes no query parameters`);
         }
         req.resume();
@@ -245,8 +282,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       }
       // Negotiated before the handler runs: a page compressed ahead of its request is one in this coding.
       const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
-      const reply = await route.handle({ params, body, form, coding, remote });
-      bytes = await writeReply(res, reply, form, coding);
+      const head = req.method === 'HEAD';
+      const reply = await route.handle({ params, body, form, coding, remote, headers: req.headers, head });
+      bytes = await writeReply(res, reply, form, coding, head);
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
@@ -273,8 +311,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         res.destroy();
       } else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
-        const body = writeError(inRequestForm(error, request, form), form);
-        bytes = sendAsIs(res, error.status, { 'content-type': JSON_TYPE }, [body], Buffer.byteLength(body));
+        const { contentType, body } = matched?.writeError?.(error) ?? { contentType: JSON_TYPE, body: writeError(inRequestForm(error, request, form), form) };
+        bytes = sendAsIs(res, error.status, { 'content-type': contentType }, [body], Buffer.byteLength(body));
       }
     } finally {
       if (config.accessLog) {

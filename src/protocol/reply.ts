@@ -84,7 +84,12 @@ export type Reply =
       abandon?(): void;
     }
   /** A fixed document of any type (the web page, API docs), written as it is in either naming form. */
-  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string };
+  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string }
+  /**
+   * Bytes of a file, or of a part of one (206 with its Content-Range), with their length: sent as
+   * they are, never compressed, read as the socket takes them.
+   */
+  | { kind: 'binary'; status: number; headers: Record<string, string>; length: number; body(): AsyncIterable<Uint8Array> };
 
 export const recordReply = (desc: MessageDesc, value: object): Reply => ({ kind: 'record', desc, value });
 export const streamReply = (stream: JsonStream): Reply => ({ kind: 'stream', write: (sink, form) => stream.write(sink, form) });
