@@ -55,6 +55,17 @@ function readCount(view: DataView, at: number): number {
   return view.getUint32(at + 4, true) * 2 ** 32 + view.getUint32(at, true);
 }
 
+/** Chunks in file order, those that overlap or touch joined into one: each byte of the file once. */
+export function joinChunks(chunks: Chunk[]): Chunk[] {
+  const runs: Chunk[] = [];
+  for (const chunk of [...chunks].sort((a, b) => a.begin - b.begin)) {
+    const last = runs[runs.length - 1];
+    if (last && chunk.begin <= last.end) last.end = Math.max(last.end, chunk.end);
+    else runs.push({ ...chunk });
+  }
+  return runs;
+}
+
 /** Tabix's reference names (a .tbi's header, a .csi's auxiliary data): `length` bytes of NUL-ended names at `at`. */
 function namesAt(bytes: Buffer, at: number, length: number): string[] {
   return bytes.toString('utf8', at, at + length).split('\0').slice(0, -1);
@@ -209,14 +220,16 @@ export class BinningIndex {
         if (chunk.end > floor) found.push({ begin: Math.max(chunk.begin, floor), end: chunk.end });
       }
     }
-    found.sort((a, b) => a.begin - b.begin);
-    const runs: Chunk[] = [];
-    for (const chunk of found) {
-      const last = runs[runs.length - 1];
-      if (last && chunk.begin <= last.end) last.end = Math.max(last.end, chunk.end);
-      else runs.push({ ...chunk });
+    return joinChunks(found);
+  }
+
+  /** Where the file's first record lies (every record is in some bin's chunk), or undefined when it has none. */
+  firstRecord(): PackedOffset | undefined {
+    let first: PackedOffset | undefined;
+    for (const ref of this.references) {
+      for (const chunks of ref.bins.values()) for (const chunk of chunks) if (first === undefined || chunk.begin < first) first = chunk.begin;
     }
-    return runs;
+    return first;
   }
 
   /**
