@@ -2,6 +2,7 @@
  * The VCF header: its meta-information lines become VariantSetMetadata entries, its #CHROM line names
  * the samples (call sets), and its INFO/FORMAT definitions say how values are typed on the wire.
  */
+import type { HeaderSequence } from '../../formats/sequences.js';
 import type { VariantSetMetadataRecord } from './messages.js';
 
 /**
@@ -115,4 +116,15 @@ export function fieldTypesOf(metadata: MetadataEntry[]): FieldTypes {
     if (m.key === `FORMAT.${m.id}` && !format.has(m.id)) format.set(m.id, valueType(m.type));
   }
   return { info, format };
+}
+
+/** The ##contig lines of a header, in order, with the length and MD5 they give. */
+export function contigsOf(header: VcfHeader): HeaderSequence[] {
+  return header.metadata
+    .filter((m) => m.id !== undefined && m.key === `contig.${m.id}`)
+    .map((m) => {
+      const extra = new Map(m.extra ?? []);
+      const length = Number(extra.get('length'));
+      return { name: m.id!, length: Number.isSafeInteger(length) ? length : undefined, md5: extra.get('md5') };
+    });
 }
