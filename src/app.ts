@@ -1,8 +1,9 @@
-/** Assembles a server from a registry and settings: every area's routes on one HTTP listener. */
+/** Assembles a server from a registry and settings: every area's and interface's routes on one HTTP listener. */
 import { allMigrations, areas, routesOfAreas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
 import { StreamSlots } from './http/limits.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
+import { routesOfInterfaces } from './interfaces/index.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
 import { mainThreadPages } from './workers/main-thread-pages.js';
@@ -36,7 +37,8 @@ export async function startServer(location: string, config: ServerConfig): Promi
   };
   try {
     const areaRoutes = await routesOfAreas(app);
-    const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes)];
+    // The web page and API docs describe the 0.6.0a10 areas; the other interfaces have specifications of their own.
+    const routes = [...areaRoutes.flatMap((a) => a.routes), ...(await routesOfInterfaces(app)), ...webRoutes(areaRoutes)];
     const server = await startHttpServer(routes, config, streams);
     return {
       ...server,

@@ -83,6 +83,18 @@ export class CramFile {
     return (await this.cram.cram.getHeaderText()) ?? '';
   }
 
+  /** Where each container of records begins, in file order: every container the index lists, of any reference. */
+  async containerStarts(): Promise<number[]> {
+    const entries = Object.values((await this.index.getIndex()) as Record<string, Slice[] | undefined>).flatMap((list) => list ?? []);
+    return [...new Set(entries.map((e) => e.containerStart))].sort((a, b) => a - b);
+  }
+
+  /** Where the container at `position` ends: after its header and the bytes its header says it holds. */
+  async containerEnd(position: number): Promise<number> {
+    const header = await this.cram.cram.getContainerAtPosition(position).getHeader();
+    return position + header._size + header.length;
+  }
+
   /** The slices holding records of `seqId` (-1: reads without a position) that may overlap [start, end), in file order. */
   async slicesOf(seqId: number, start: number, end: number): Promise<Slice[]> {
     // Asked for on every page: each reference's slices are put in file order once.

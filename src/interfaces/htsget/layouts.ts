@@ -1,0 +1,84 @@
+/**
+ * What a ticket needs to know of a file, read once and kept: for the BGZF formats (BAM, VCF, BCF) the
+ * parsed index, where the first record begins (the header ends there) and where the records end (the
+ * end-of-file block begins there); for CRAM, where its header, its containers and its end-of-file
+ * container lie. Kept per registration of the file, at most LAYOUTS files.
+ */
+import type { GenericFilehandle } from 'generic-filehandle2';
+import { EOF_BLOCK, hasEofBlock } from '../../formats/bgzf.js';
+import { BinningIndex, packOffset, type IndexKind, type PackedOffset } from '../../formats/binning-index.js';
+import { openFile } from '../../files.js';
+import { readBamHeader } from '../../areas/reads/bam-file.js';
+import { CramFile } from '../../areas/reads/cram-file.js';
+import type { ServedFile, ServedSet } from './sets.js';
+
+export interface BgzfLayout {
+  file: GenericFilehandle;
+  index: BinningIndex;
+  firstRecord: PackedOffset;
+  /** Just after the last record: the end-of-file block, or the end of a file without one. */
+  dataEnd: PackedOffset;
+}
+
+export interface CramLayout {
+  cram: CramFile;
+  /** The file definition and the header container end here, where the first container of records begins. */
+  headerEnd: number;
+  /** Where each container of records ends, by where it begins. */
+  containerEnds: Map<number, number>;
+  /** Where the end-of-file container begins (after the last container of records). */
+  eofStart: number;
+  size: number;
+}
+
+const LAYOUTS = 256;
+
+/** The CRAM file definition (magic number, version, file id) comes first, and the header container after it. */
+const CRAM_DEFINITION = 26;
+
+async function bgzfLayout(file: ServedFile): Promise<BgzfLayout> {
+  const handle = openFile(file.path);
+  const index = await BinningIndex.open(openFile(file.indexPath), file.indexKind as IndexKind, file.indexPath);
+  const { size } = await handle.stat();
+  const dataEnd = packOffset({ blockPosition: (await hasEofBlock(handle)) ? size - EOF_BLOCK.length : size, dataPosition: 0 });
+  // A BAM's header says where it ends; a VCF's or BCF's ends where its first record begins.
+  const firstRecord = file.format === 'BAM' ? packOffset((await readBamHeader(handle, file.path)).firstRecord) : (index.firstRecord() ?? dataEnd);
+  return { file: handle, index, firstRecord, dataEnd };
+}
+
+async function cramLayout(file: ServedFile): Promise<CramLayout> {
+  const cram = new CramFile(openFile(file.path), openFile(file.indexPath), () => {
+    throw new Error('a ticket decodes no CRAM record');
+  });
+  const containers = await cram.containerStarts();
+  const { size } = await openFile(file.path).stat();
+  const eofStart = await cram.containerEnd(containers.length ? containers[containers.length - 1] : CRAM_DEFINITION);
+  // Containers follow one another: each ends where the next begins, the last where the end-of-file container does.
+  const containerEnds = new Map(containers.map((start, i) => [start, containers[i + 1] ?? eofStart]));
+  return { cram, headerEnd: containers[0] ?? eofStart, containerEnds, eofStart, size };
+}
+
+export class FileLayouts {
+  private readonly kept = new Map<string, Promise<BgzfLayout | CramLayout>>();
+
+  bgzf(set: ServedSet, file: ServedFile): Promise<BgzfLayout> {
+    return this.get(set, file, bgzfLayout) as Promise<BgzfLayout>;
+  }
+
+  cram(set: ServedSet, file: ServedFile): Promise<CramLayout> {
+    return this.get(set, file, cramLayout) as Promise<CramLayout>;
+  }
+
+  private get(set: ServedSet, file: ServedFile, read: (file: ServedFile) => Promise<BgzfLayout | CramLayout>): Promise<BgzfLayout | CramLayout> {
+    const key = `${set.generation}\0${file.path}\0${file.indexPath}`;
+    let layout = this.kept.get(key);
+    if (layout) this.kept.delete(key);
+    else {
+      layout = read(file);
+      layout.catch(() => this.kept.delete(key)); // read again next time: the file may be back
+    }
+    this.kept.set(key, layout);
+    if (this.kept.size > LAYOUTS) this.kept.delete(this.kept.keys().next().value!);
+    return layout;
+  }
+}
