@@ -2,14 +2,17 @@
  * What a ticket needs to know of a file, read once and kept: for the BGZF formats (BAM, VCF, BCF) the
  * parsed index, where the first record begins (the header ends there) and where the records end (the
  * end-of-file block begins there); for CRAM, where its header, its containers and its end-of-file
- * container lie. Kept per registration of the file, at most LAYOUTS files.
+ * container lie; for a variant set of several VCF files, their merged header. Kept per registration
+ * of the set, at most LAYOUTS of them.
  */
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { EOF_BLOCK, hasEofBlock } from '../../formats/bgzf.js';
+import { deflatedBlocks, EOF_BLOCK, hasEofBlock } from '../../formats/bgzf.js';
 import { BinningIndex, packOffset, type IndexKind, type PackedOffset } from '../../formats/binning-index.js';
 import { openFile } from '../../files.js';
 import { readBamHeader } from '../../areas/reads/bam-file.js';
 import { CramFile } from '../../areas/reads/cram-file.js';
+import { readHeaderText } from '../../areas/variants/vcf-files.js';
+import { mergedHeaderText } from '../../areas/variants/vcf-header.js';
 import type { ServedFile, ServedSet } from './sets.js';
 
 export interface BgzfLayout {
@@ -58,8 +61,15 @@ async function cramLayout(file: ServedFile): Promise<CramLayout> {
   return { cram, headerEnd: containers[0] ?? eofStart, containerEnds, eofStart, size };
 }
 
+/** The header of a set of several VCF files read as one stream (mergedHeaderText), as BGZF blocks. */
+async function mergedHeader(files: ServedFile[]): Promise<Buffer> {
+  const headers = [];
+  for (const file of files) headers.push({ text: await readHeaderText(openFile(file.path), file.path), contigs: file.referenceNames });
+  return deflatedBlocks(Buffer.from(mergedHeaderText(headers)));
+}
+
 export class FileLayouts {
-  private readonly kept = new Map<string, Promise<BgzfLayout | CramLayout>>();
+  private readonly kept = new Map<string, Promise<BgzfLayout | CramLayout | Buffer>>();
 
   bgzf(set: ServedSet, file: ServedFile): Promise<BgzfLayout> {
     return this.get(set, file, bgzfLayout) as Promise<BgzfLayout>;
@@ -69,12 +79,20 @@ export class FileLayouts {
     return this.get(set, file, cramLayout) as Promise<CramLayout>;
   }
 
+  /** The header of a variant set's VCF files read as one stream. */
+  mergedHeader(set: ServedSet, files: ServedFile[]): Promise<Buffer> {
+    return this.keep(`${set.generation}\0${set.id}\0header`, () => mergedHeader(files)) as Promise<Buffer>;
+  }
+
   private get(set: ServedSet, file: ServedFile, read: (file: ServedFile) => Promise<BgzfLayout | CramLayout>): Promise<BgzfLayout | CramLayout> {
-    const key = `${set.generation}\0${file.path}\0${file.indexPath}`;
+    return this.keep(`${set.generation}\0${file.path}\0${file.indexPath}`, () => read(file)) as Promise<BgzfLayout | CramLayout>;
+  }
+
+  private keep(key: string, read: () => Promise<BgzfLayout | CramLayout | Buffer>): Promise<BgzfLayout | CramLayout | Buffer> {
     let layout = this.kept.get(key);
     if (layout) this.kept.delete(key);
     else {
-      layout = read(file);
+      layout = read();
       layout.catch(() => this.kept.delete(key)); // read again next time: the file may be back
     }
     this.kept.set(key, layout);

@@ -36,12 +36,17 @@ function chunksOf(file: ServedFile, layout: BgzfLayout, regions: Region[]): Chun
 }
 
 /**
- * BAM, VCF or BCF, from one file or several (a variant set of one file per contig): the first file's
- * header, then each file's records in the set's order, then the end-of-file block.
+ * BAM, VCF or BCF, from one file or several (a variant set of one file per contig): the header (of
+ * the only file as it is; of several VCF files merged, as bcftools concat merges them; of several BCF
+ * files, which share one contig dictionary, the first's), then each file's records in the set's order,
+ * then the end-of-file block.
  */
 async function bgzfTicket(set: ServedSet, files: ServedFile[], request: TicketRequest, ticket: Ticket, layouts: FileLayouts): Promise<void> {
-  const first = await layouts.bgzf(set, files[0]);
-  await cut(ticket, 'header', files[0], first, START, first.firstRecord);
+  if (files.length > 1 && files[0].format === 'VCF') ticket.bytes('header', await layouts.mergedHeader(set, files));
+  else {
+    const first = await layouts.bgzf(set, files[0]);
+    await cut(ticket, 'header', files[0], first, START, first.firstRecord);
+  }
   if (!request.headerOnly) {
     for (const file of files) {
       const layout = await layouts.bgzf(set, file);
