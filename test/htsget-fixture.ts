@@ -3,7 +3,7 @@
  * a client fetches it (its own small client, not the server's code), and the reference sets of the
  * htsget test files, which are on hs37d5 and other assemblies this repository holds no FASTA of.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -19,6 +19,8 @@ export interface Tools {
   run(command: string, ...args: string[]): string;
   /** The same, for a tool that writes binary output. */
   bytes(command: string, ...args: string[]): Buffer;
+  /** The same without blocking this process: for a tool that reads from a server running in it. */
+  output(command: string, ...args: string[]): Promise<string>;
 }
 
 export function tools(dir: string): Tools {
@@ -27,7 +29,17 @@ export function tools(dir: string): Tools {
     if (r.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-  return { run: (command, ...args) => run(command, args).toString('utf8'), bytes: (command, ...args) => run(command, args) };
+  const output = (command: string, args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(command, args, { env: htslibEnv(dir), stdio: ['ignore', 'pipe', 'pipe'] });
+      const out: Buffer[] = [];
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => out.push(d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString('utf8')) : reject(new Error(`${command} ${args.join(' ')}: ${stderr}`))));
+    });
+  return { run: (command, ...args) => run(command, args).toString('utf8'), bytes: (command, ...args) => run(command, args), output: (command, ...args) => output(command, args) };
 }
 
 /** A sequence a header declares: SAM @SQ, VCF ##contig. */

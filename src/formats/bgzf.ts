@@ -456,26 +456,25 @@ const MAX_BLOCK_SIZE = 65536;
 /**
  * The data of a BGZF file from virtual offset `begin` up to `end`, as a valid BGZF stream: the whole
  * blocks between the two as bytes of the file, and the parts of the blocks the offsets fall inside as
- * blocks made anew (stored), since a block is only readable from its start. Reads at most the two
- * blocks at the cuts.
+ * blocks made anew (stored), since a block is only readable from its start (an offset at the very end
+ * of a block leaves that block whole). Reads at most the two blocks at the cuts.
  */
 export async function cutBetween(file: GenericFilehandle, begin: VirtualOffset, end: VirtualOffset, source: string): Promise<CutPiece[]> {
   const pieces: CutPiece[] = [];
-  const partial = (data: Buffer) => {
-    if (data.length) pieces.push({ kind: 'blocks', bytes: storedBlocks(data) });
-  };
   if (begin.blockPosition > end.blockPosition || (begin.blockPosition === end.blockPosition && begin.dataPosition >= end.dataPosition)) return pieces;
-  let wholeFrom = begin.blockPosition;
-  if (begin.dataPosition > 0) {
-    const first = await blockAt(file, begin.blockPosition, source);
-    if (begin.blockPosition === end.blockPosition) {
-      partial(first.data.subarray(begin.dataPosition, end.dataPosition));
-      return pieces;
-    }
-    partial(first.data.subarray(begin.dataPosition));
-    wholeFrom += first.size;
+  /** The part [from, to) of the data of the block at `position`: the block as it is when that is all of it. */
+  const part = async (position: number, from: number, to: number) => {
+    const { data, size } = await blockAt(file, position, source);
+    if (from === 0 && to >= data.length) pieces.push({ kind: 'range', start: position, end: position + size });
+    else if (to > from) pieces.push({ kind: 'blocks', bytes: storedBlocks(data.subarray(from, to)) });
+    return size;
+  };
+  if (begin.blockPosition === end.blockPosition) {
+    await part(begin.blockPosition, begin.dataPosition, end.dataPosition);
+    return pieces;
   }
+  const wholeFrom = begin.dataPosition > 0 ? begin.blockPosition + (await part(begin.blockPosition, begin.dataPosition, Infinity)) : begin.blockPosition;
   if (wholeFrom < end.blockPosition) pieces.push({ kind: 'range', start: wholeFrom, end: end.blockPosition });
-  if (end.dataPosition > 0) partial((await blockAt(file, end.blockPosition, source)).data.subarray(0, end.dataPosition));
+  if (end.dataPosition > 0) await part(end.blockPosition, 0, end.dataPosition);
   return pieces;
 }
