@@ -56,6 +56,24 @@ describe('layers', () => {
     assert.deepEqual(offending, []);
   });
 
+  it('no area imports an interface, and no interface imports another: what they share sits below them', () => {
+    const interfaces = path.join(SRC, 'interfaces') + path.sep;
+    // The interface a file belongs to (its folder), or undefined for the list of interfaces itself.
+    const interfaceOf = (file: string) => {
+      const parts = path.relative(interfaces, file).split(path.sep);
+      return file.startsWith(interfaces) && parts.length > 1 ? parts[0] : undefined;
+    };
+    const offending = [
+      ...filesUnder(path.join(SRC, 'areas')).flatMap((file) => importsOf(file).filter((target) => target.startsWith(interfaces)).map((target) => [file, target])),
+      ...filesUnder(path.join(SRC, 'interfaces')).flatMap((file) =>
+        importsOf(file)
+          .filter((target) => interfaceOf(target) !== undefined && interfaceOf(file) !== undefined && interfaceOf(target) !== interfaceOf(file))
+          .map((target) => [file, target]),
+      ),
+    ].map(([file, target]) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, target)}`);
+    assert.deepEqual(offending, []);
+  });
+
   it('the reader of imports sees the imports it is meant to see', () => {
     // Guards the test above against a pattern that matches nothing.
     const app = importsOf(path.join(SRC, 'app.ts')).map((f) => path.relative(SRC, f));
