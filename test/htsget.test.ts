@@ -236,6 +236,11 @@ describe('htsget reads, as samtools reads them', () => {
     it(`${format}: a region's ticket covers part of the file, not all of it`, async () => {
       const bytes = await ticketBytes((await request(url('reads', SET, q('referenceName=20&start=6050000&end=6050100')))).json);
       assert.ok(bytes.length < fs.statSync(local).size / 2, `${bytes.length} bytes of ${fs.statSync(local).size}`);
+      // A 100-base region gets a share of its reference's reads: BAM cut where the records pass the
+      // region (~16 kb of reads beside it), CRAM a container of 10,000 reads.
+      const held = Number(t.run('samtools', 'view', '-c', saved(dir, `small.${format.toLowerCase()}`, bytes)).trim());
+      const reference = Number(t.run('samtools', 'view', '-c', local, '20').trim());
+      assert.ok(held >= lineCount(t.run('samtools', 'view', local, '20:6050001-6050100')) && held < reference / (format === 'BAM' ? 4 : 1), `${held} of ${reference} reads`);
     });
 
     it(`${format}: several regions in one POST, overlapping and out of order, give each record once, in file order`, async () => {
@@ -303,8 +308,11 @@ describe('htsget reads, as samtools reads them', () => {
   });
 
   it('the ticket: {"htsget": ...} alone, data URLs with Range headers, inline parts as data:;base64, a class on every URL', async () => {
-    const res = await request(url('reads', SET, 'referenceName=11&start=5000000&end=5001000'));
+    // A client that takes compressed answers still gets the ticket as it is: htsget allows transfer-coding only.
+    const res = await request(url('reads', SET, 'referenceName=11&start=5000000&end=5001000'), { headers: { 'accept-encoding': 'gzip, br' } });
     assert.equal(res.status, 200);
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.ok(res.body.length > 16 * 1024, 'larger than the compression threshold');
     assert.match(res.headers['content-type'] ?? '', /^application\/vnd\.ga4gh\.htsget\.v1\.3\.0\+json/);
     const text = res.body.toString('utf8');
     assert.ok(text.startsWith('{"htsget":'), 'htslib checks the first bytes');

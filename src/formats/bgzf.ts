@@ -438,20 +438,44 @@ export function bgzfCompress(data: Buffer): { bytes: Buffer; virtualOffsetOf(off
 // ---------------------------------------------------------------------------------------------------
 // Cutting a file at virtual offsets
 
-/** A part of a BGZF file between two virtual offsets: bytes of the file as they are, or blocks made anew. */
-export type CutPiece = { kind: 'range'; start: number; end: number } | { kind: 'blocks'; bytes: Buffer };
-
-/** The inflated data of the block at `position`, and the block's size in the file. */
-async function blockAt(file: GenericFilehandle, position: number, source: string): Promise<{ data: Buffer; size: number }> {
-  const read = await file.read(MAX_BLOCK_SIZE, position);
-  const bytes = Buffer.from(read.buffer, read.byteOffset, read.length);
-  const size = blockSizeAt(bytes, 0, source);
-  if (size === undefined || size > bytes.length) throw new Error(`${source} ends in the middle of a BGZF block at byte ${position}`);
-  return { data: inflateBlocks(bytes, 0, size, source), size };
-}
+/** A part of a file: a byte range of it as it is, or bytes given inline (blocks made anew at a cut). */
+export type CutPiece = { kind: 'range'; start: number; end: number } | { kind: 'inline'; bytes: Buffer };
 
 /** A BGZF block is at most 64 KB, header and trailer included (BSIZE is 16 bits). */
 const MAX_BLOCK_SIZE = 65536;
+
+/** An inflated block, and its size in the file. */
+export interface Block {
+  data: Buffer;
+  size: number;
+}
+
+/**
+ * The blocks of a file, each read and inflated once however often it is asked for: what a ticket
+ * looks into (the first record of a chunk) and cuts, one reader per ticket.
+ */
+export class BlockReader {
+  private readonly blocks = new Map<number, Promise<Block>>();
+
+  constructor(
+    readonly file: GenericFilehandle,
+    readonly source: string,
+  ) {}
+
+  at(position: number): Promise<Block> {
+    let block = this.blocks.get(position);
+    if (!block) this.blocks.set(position, (block = this.read(position)));
+    return block;
+  }
+
+  private async read(position: number): Promise<Block> {
+    const read = await this.file.read(MAX_BLOCK_SIZE, position);
+    const bytes = Buffer.from(read.buffer, read.byteOffset, read.length);
+    const size = blockSizeAt(bytes, 0, this.source);
+    if (size === undefined || size > bytes.length) throw new Error(`${this.source} ends in the middle of a BGZF block at byte ${position}`);
+    return { data: inflateBlocks(bytes, 0, size, this.source), size };
+  }
+}
 
 /**
  * The data of a BGZF file from virtual offset `begin` up to `end`, as a valid BGZF stream: the whole
@@ -459,22 +483,30 @@ const MAX_BLOCK_SIZE = 65536;
  * blocks made anew (stored), since a block is only readable from its start (an offset at the very end
  * of a block leaves that block whole). Reads at most the two blocks at the cuts.
  */
-export async function cutBetween(file: GenericFilehandle, begin: VirtualOffset, end: VirtualOffset, source: string): Promise<CutPiece[]> {
+export async function cutBetween(blocks: BlockReader, begin: VirtualOffset, end: VirtualOffset): Promise<CutPiece[]> {
   const pieces: CutPiece[] = [];
   if (begin.blockPosition > end.blockPosition || (begin.blockPosition === end.blockPosition && begin.dataPosition >= end.dataPosition)) return pieces;
-  /** The part [from, to) of the data of the block at `position`: the block as it is when that is all of it. */
-  const part = async (position: number, from: number, to: number) => {
-    const { data, size } = await blockAt(file, position, source);
-    if (from === 0 && to >= data.length) pieces.push({ kind: 'range', start: position, end: position + size });
-    else if (to > from) pieces.push({ kind: 'blocks', bytes: storedBlocks(data.subarray(from, to)) });
-    return size;
+  const within = begin.blockPosition === end.blockPosition;
+  // The blocks at the two cuts, read at once.
+  const [first, last] = await Promise.all([
+    begin.dataPosition > 0 || within ? blocks.at(begin.blockPosition) : undefined,
+    end.dataPosition > 0 && !within ? blocks.at(end.blockPosition) : undefined,
+  ]);
+  /** The part [from, to) of the data of a block at a cut: the block as it is when that is all of it. */
+  const part = (block: Block, position: number, from: number, to: number) => {
+    if (from === 0 && to >= block.data.length) pieces.push({ kind: 'range', start: position, end: position + block.size });
+    else if (to > from) pieces.push({ kind: 'inline', bytes: storedBlocks(block.data.subarray(from, to)) });
   };
-  if (begin.blockPosition === end.blockPosition) {
-    await part(begin.blockPosition, begin.dataPosition, end.dataPosition);
+  if (within) {
+    part(first!, begin.blockPosition, begin.dataPosition, end.dataPosition);
     return pieces;
   }
-  const wholeFrom = begin.dataPosition > 0 ? begin.blockPosition + (await part(begin.blockPosition, begin.dataPosition, Infinity)) : begin.blockPosition;
+  let wholeFrom = begin.blockPosition;
+  if (first) {
+    part(first, begin.blockPosition, begin.dataPosition, Infinity);
+    wholeFrom += first.size;
+  }
   if (wholeFrom < end.blockPosition) pieces.push({ kind: 'range', start: wholeFrom, end: end.blockPosition });
-  if (end.dataPosition > 0) await part(end.blockPosition, 0, end.dataPosition);
+  if (last) part(last, end.blockPosition, 0, end.dataPosition);
   return pieces;
 }

@@ -55,12 +55,16 @@ function readCount(view: DataView, at: number): number {
   return view.getUint32(at + 4, true) * 2 ** 32 + view.getUint32(at, true);
 }
 
-/** Chunks in file order, those that overlap or touch joined into one: each byte of the file once. */
-export function joinChunks(chunks: Chunk[]): Chunk[] {
+/**
+ * Chunks in file order, those that overlap or touch joined into one: each byte of the file once. With
+ * `gap`, also those that begin within `gap` compressed bytes after the last one ends (the records
+ * between are taken along).
+ */
+export function joinChunks(chunks: Chunk[], gap = 0): Chunk[] {
   const runs: Chunk[] = [];
   for (const chunk of [...chunks].sort((a, b) => a.begin - b.begin)) {
     const last = runs[runs.length - 1];
-    if (last && chunk.begin <= last.end) last.end = Math.max(last.end, chunk.end);
+    if (last && (chunk.begin <= last.end || unpackOffset(chunk.begin).blockPosition - unpackOffset(last.end).blockPosition <= gap)) last.end = Math.max(last.end, chunk.end);
     else runs.push({ ...chunk });
   }
   return runs;
@@ -221,6 +225,14 @@ export class BinningIndex {
       }
     }
     return joinChunks(found);
+  }
+
+  /**
+   * BAI and TBI: where the first record overlapping the 16 kb window that begins at or after
+   * `position` lies (a record there may begin before the window), when the index has that window.
+   */
+  windowOffset(refId: number, position: number): PackedOffset | undefined {
+    return this.kind === 'csi' ? undefined : this.references[refId]?.linear[Math.ceil(position / 2 ** 14)];
   }
 
   /** Where the file's first record lies (every record is in some bin's chunk), or undefined when it has none. */

@@ -174,7 +174,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       case 'content': {
         const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
         if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
-        return body.whole(200, contentHeaders, [reply.body]);
+        return reply.asIs ? sendAsIs(res, 200, contentHeaders, [reply.body], reply.body.length) : body.whole(200, contentHeaders, [reply.body]);
       }
       case 'stream': {
         const release = takeSlot(reply);

@@ -83,8 +83,11 @@ export type Reply =
       /** Called instead when it will not be written (the server refused it first). */
       abandon?(): void;
     }
-  /** A fixed document of any type (the web page, API docs), written as it is in either naming form. */
-  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string }
+  /**
+   * A fixed document of any type (the web page, API docs), written as it is in either naming form;
+   * `asIs`: never content-coded, whatever the request accepts (htsget allows transfer-coding only).
+   */
+  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string; asIs?: boolean }
   /**
    * Bytes of a file, or of a part of one (206 with its Content-Range), with their length: sent as
    * they are, never compressed, read as the socket takes them.

@@ -4,7 +4,7 @@
  * the .csi index name contigs by. Registered as alternates of VCF files, served as they are by htsget.
  */
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { readLinesFrom } from '../../formats/bgzf.js';
+import { int32At, readLinesFrom } from '../../formats/bgzf.js';
 import type { VcfHeader } from './vcf-header.js';
 
 const MAGIC = 'BCF\x02';
@@ -38,4 +38,12 @@ export function contigDictionary(header: VcfHeader): string[] {
     names[idx === undefined ? names.length : Number(idx)] = entry.id;
   }
   return names;
+}
+
+/**
+ * The contig (its number in the dictionary) and 0-based position of the BCF record at `at`, when its
+ * first fields are all in `bytes` (the two lengths, CHROM, POS: BCF2, section 6.3.1).
+ */
+export function bcfRecordAt(bytes: Uint8Array, at: number): { reference: number; start: number } | undefined {
+  return at + 16 <= bytes.length ? { reference: int32At(bytes, at + 8), start: int32At(bytes, at + 12) } : undefined;
 }

@@ -273,3 +273,13 @@ export async function readHeaderText(file: GenericFilehandle, source: string): P
   }
   throw new Error(`${source} has no #CHROM header line; is it a VCF file?`);
 }
+
+/** The CHROM and 0-based start (POS - 1) of the data line at `at`, when its first two columns are all in `bytes`. */
+export function vcfRecordAt(bytes: Buffer, at: number): { reference: string; start: number } | undefined {
+  const tab1 = bytes.indexOf(TAB, at);
+  const tab2 = tab1 === -1 ? -1 : bytes.indexOf(TAB, tab1 + 1);
+  const lineEnd = bytes.indexOf(NEWLINE, at);
+  if (tab2 === -1 || (lineEnd !== -1 && tab2 > lineEnd)) return undefined;
+  const pos = Number(bytes.toString('latin1', tab1 + 1, tab2));
+  return Number.isSafeInteger(pos) ? { reference: bytes.toString('utf8', at, tab1), start: pos - 1 } : undefined;
+}

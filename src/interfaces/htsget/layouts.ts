@@ -6,8 +6,8 @@
  * of the set, at most LAYOUTS of them.
  */
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { deflatedBlocks, EOF_BLOCK, hasEofBlock } from '../../formats/bgzf.js';
-import { BinningIndex, packOffset, type IndexKind, type PackedOffset } from '../../formats/binning-index.js';
+import { BlockReader, cutBetween, deflatedBlocks, EOF_BLOCK, hasEofBlock, type CutPiece } from '../../formats/bgzf.js';
+import { BinningIndex, packOffset, unpackOffset, type IndexKind, type PackedOffset } from '../../formats/binning-index.js';
 import { openFile } from '../../files.js';
 import { readBamHeader } from '../../areas/reads/bam-file.js';
 import { CramFile } from '../../areas/reads/cram-file.js';
@@ -21,11 +21,14 @@ export interface BgzfLayout {
   firstRecord: PackedOffset;
   /** Just after the last record: the end-of-file block, or the end of a file without one. */
   dataEnd: PackedOffset;
+  /** The header: the file up to its first record, cut there (every ticket of the file begins with it). */
+  header: CutPiece[];
 }
 
 export interface CramLayout {
   cram: CramFile;
-  /** The file definition and the header container end here, where the first container of records begins. */
+  /** The file definition and the header container, which end where the first container of records begins. */
+  header: CutPiece[];
   headerEnd: number;
   /** Where each container of records ends, by where it begins. */
   containerEnds: Map<number, number>;
@@ -35,6 +38,17 @@ export interface CramLayout {
 }
 
 const LAYOUTS = 256;
+
+/** A header this small is given inline in every ticket (a request fewer for the client), a larger one by range. */
+const INLINE_HEADER = 64 * 1024;
+
+/** The pieces of a header, as one inline piece when they are small enough. */
+async function inlinedHeader(file: GenericFilehandle, pieces: CutPiece[]): Promise<CutPiece[]> {
+  const size = pieces.reduce((n, p) => n + (p.kind === 'range' ? p.end - p.start : p.bytes.length), 0);
+  if (size > INLINE_HEADER) return pieces;
+  const parts = await Promise.all(pieces.map(async (p) => (p.kind === 'inline' ? p.bytes : Buffer.from(await file.read(p.end - p.start, p.start)))));
+  return [{ kind: 'inline', bytes: Buffer.concat(parts) }];
+}
 
 /** The CRAM file definition (magic number, version, file id) comes first, and the header container after it. */
 const CRAM_DEFINITION = 26;
@@ -46,7 +60,8 @@ async function bgzfLayout(file: ServedFile): Promise<BgzfLayout> {
   const dataEnd = packOffset({ blockPosition: (await hasEofBlock(handle)) ? size - EOF_BLOCK.length : size, dataPosition: 0 });
   // A BAM's header says where it ends; a VCF's or BCF's ends where its first record begins.
   const firstRecord = file.format === 'BAM' ? packOffset((await readBamHeader(handle, file.path)).firstRecord) : (index.firstRecord() ?? dataEnd);
-  return { file: handle, index, firstRecord, dataEnd };
+  const header = await inlinedHeader(handle, await cutBetween(new BlockReader(handle, file.path), { blockPosition: 0, dataPosition: 0 }, unpackOffset(firstRecord)));
+  return { file: handle, index, firstRecord, dataEnd, header };
 }
 
 async function cramLayout(file: ServedFile): Promise<CramLayout> {
@@ -54,11 +69,14 @@ async function cramLayout(file: ServedFile): Promise<CramLayout> {
     throw new Error('a ticket decodes no CRAM record');
   });
   const containers = await cram.containerStarts();
-  const { size } = await openFile(file.path).stat();
+  const handle = openFile(file.path);
+  const { size } = await handle.stat();
   const eofStart = await cram.containerEnd(containers.length ? containers[containers.length - 1] : CRAM_DEFINITION);
   // Containers follow one another: each ends where the next begins, the last where the end-of-file container does.
   const containerEnds = new Map(containers.map((start, i) => [start, containers[i + 1] ?? eofStart]));
-  return { cram, headerEnd: containers[0] ?? eofStart, containerEnds, eofStart, size };
+  const headerEnd = containers[0] ?? eofStart;
+  const header = await inlinedHeader(handle, [{ kind: 'range', start: 0, end: headerEnd }]);
+  return { cram, header, headerEnd, containerEnds, eofStart, size };
 }
 
 /** The header of a set of several VCF files read as one stream (mergedHeaderText), as BGZF blocks. */

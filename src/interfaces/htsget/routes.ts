@@ -28,7 +28,8 @@ const MIN_KEY_LENGTH = 32;
 
 const LABEL: Record<Datatype, string> = { reads: 'read group set', variants: 'variant set' };
 
-const content = (contentType: string, value: unknown): Reply => ({ kind: 'content', contentType, body: Buffer.from(JSON.stringify(value)) });
+/** A JSON answer, never content-coded: htsget allows transfer-coding only ("Protocol essentials"). */
+const content = (contentType: string, text: string): Reply => ({ kind: 'content', contentType, body: Buffer.from(text), asIs: true });
 
 export function htsgetRoutes({ registry, config }: AppContext): Route[] {
   const options = config.options;
@@ -64,11 +65,11 @@ export function htsgetRoutes({ registry, config }: AppContext): Route[] {
     } catch (e) {
       throw GAException.unreadable('the files', `${LABEL[datatype]} '${id}'`, e);
     }
-    return { kind: 'content', contentType: TICKET_TYPE, body: Buffer.from(out.json()) };
+    return content(TICKET_TYPE, out.json());
   }
 
   const serviceInfo = (datatype: Datatype, remote: RouteInput['remote']): Reply =>
-    content(JSON_TYPE, {
+    content(JSON_TYPE, JSON.stringify({
       id: `${text('serviceId', defaultServiceInfoOptions.serviceId)}.htsget.${datatype}`,
       name: `${SERVER_NAME} htsget ${datatype}`,
       type: { group: 'org.ga4gh', artifact: 'htsget', version: '1.3.0' },
@@ -79,7 +80,7 @@ export function htsgetRoutes({ registry, config }: AppContext): Route[] {
       },
       version: SERVER_VERSION,
       htsget: { datatype, formats: FORMATS[datatype], fieldsParameterEffective: false, tagsParametersEffective: false },
-    });
+    }));
 
   const routes: Route[] = [
     {
