@@ -16,7 +16,7 @@
  * (FloorSpec) and then send what the floor made, in the same writes as without it.
  */
 import fs from 'node:fs';
-import { blockSizeAt, inflateBlockInto } from '../src/areas/variants/bgzf.js';
+import { blockSizeAt, inflateBlockInto } from '../src/formats/bgzf.js';
 
 export interface FloorSpec {
   /** The BGZF file the pages were read from. */

@@ -37,7 +37,7 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --samples N           samples of the cohort (BENCH_SAMPLES, default 2504)
   --reference-length N  bases of the reference contig (BENCH_REFERENCE_LENGTH, default 20M)
   --rna-rows N          rows of the RNA quantification (BENCH_RNA_ROWS, default 1M)
-  --reads N             reads of the generated BAM of the READS part (BENCH_READS, default 1M)
+  --reads N             reads of the generated BAM of the READS and H1 parts (BENCH_READS, default 1M)
   --duration S          seconds of each autocannon run in P3, and P6 makes 40 probes a second of it
                         (BENCH_DURATION, default 5)
   --deep-pages N        pages of 100 followed to reach P4's deep page (BENCH_DEEP_PAGES, default 2000)
@@ -46,7 +46,8 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --bigwig-length N     bases of the generated bigWig for C1 (BENCH_BIGWIG_LENGTH, default 10M)
   --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
                         P6 is GET /info on fresh connections while 4 clients page through every call;
-                        F1, F2 and C1 are the sequence-annotation parts)
+                        F1, F2 and C1 are the sequence-annotation parts; H1 is samtools and bcftools
+                        through htsget URLs)
   --codings LIST        P1's codings against the replay and with several clients: identity, gzip, br
                         (BENCH_CODINGS, default all three; 'identity' alone makes P1 a minute or two)
   --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)

@@ -1,7 +1,7 @@
 /** The bench's figures, the issues' targets, and the printed table. */
 
-export type Part = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'READS' | 'F1' | 'F2' | 'C1';
-export const PARTS: Part[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1'];
+export type Part = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'READS' | 'F1' | 'F2' | 'C1' | 'H1';
+export const PARTS: Part[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1', 'H1'];
 
 export interface Figure {
   part: Part;
@@ -58,6 +58,11 @@ export function judge(f: Omit<Figure, 'target' | 'pass'>): Figure {
       return f.baselineName === 'SQLite + bare replay' ? { ...f, target: 'ratio <= 2', pass: f.ratio <= 2 } : f;
     case 'C1':
       return f;
+    case 'H1':
+      // Issue 51: the tools read through htsget at 0.8 of their rate on the local file; a one-region
+      // ticket costs at most 2 ms beyond the round trip of the endpoint's service-info.
+      if (f.unit === 'ms') return { ...f, target: '<= 2 ms beyond', pass: f.value - f.baseline <= 2 };
+      return { ...f, target: 'ratio >= 0.8', pass: f.ratio >= 0.8 };
     case 'P6': {
       // Issue 11: within 3x of the idle probe, and no connection waiting a second to be answered. The
       // bare replay's row is for reading.

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: generates deterministic data, loads it through the CLI, starts `ga4gh serve` in
- * its own process and measures P1–P6 of issues 6, 11 and 17, the reads part of issue 12 and the
- * sequence-annotation parts of issue 13, each beside a baseline and each in a process of its own
+ * its own process and measures P1–P6 of issues 6, 11 and 17, the reads part of issue 12, the
+ * sequence-annotation parts of issue 13 and htsget (H1) of issue 51, each beside a baseline and each
+ * in a process of its own
  * (bench/part.ts), then prints one table and writes the same as JSON. Options: bench/options.ts
  * (`npm run bench -- --help`).
  */
@@ -68,7 +69,7 @@ function threadProfiles(dir: string): string[] {
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const wants = (p: Part) => options.parts.has(p);
-  const needVariants = wants('P1') || wants('P3') || wants('P5') || wants('P6');
+  const needVariants = wants('P1') || wants('P3') || wants('P5') || wants('P6') || wants('H1');
   const needRna = wants('P4');
   const resultsDir = path.dirname(options.out);
   const profileDir = path.join(resultsDir, 'profiles');
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
 
   await ensureTools();
   const data = await ensureData(options.scratch, options.data, log);
-  const reads = wants('READS') ? await ensureReadsData(data, options.reads, log) : undefined;
+  const reads = wants('READS') || wants('H1') ? await ensureReadsData(data, options.reads, log) : undefined;
 
   // Loading through the CLI, as a user would, into a fresh registry.
   const registry = path.join(data.dir, 'registry.sqlite');
@@ -140,9 +141,10 @@ async function main(): Promise<void> {
     { part: 'P3', when: wants('P3') },
     { part: 'P4', when: wants('P4') },
     { part: 'P6', when: wants('P6') },
-    { part: 'READS', when: reads !== undefined },
+    { part: 'READS', when: wants('READS') },
     { part: 'F2', when: wants('F2') },
     { part: 'C1', when: wants('C1') },
+    { part: 'H1', when: wants('H1') },
   ];
   const profiles: string[] = [];
   try {

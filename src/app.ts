@@ -43,7 +43,8 @@ export async function startServer(
   };
   try {
     const areaRoutes = await routesOfAreas(app);
-    const routes = [...areaRoutes.flatMap((a) => a.routes), ...webRoutes(areaRoutes), ...(await routesOfInterfaces(app))];
+    // The web page and API docs describe the 0.6.0a10 areas; the other interfaces have specifications of their own.
+    const routes = [...areaRoutes.flatMap((a) => a.routes), ...(await routesOfInterfaces(app)), ...webRoutes(areaRoutes)];
     const server = await startHttpServer(routes, config, streams);
     return {
       ...server,

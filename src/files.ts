@@ -57,3 +57,33 @@ export function openFile(location: string): GenericFilehandle {
   if (isUrl(location)) return new RemoteFile(location);
   return isMainThread ? new LocalFile(location) : new BlockingLocalFile(location);
 }
+
+/** What one read of a remote file asks for: large enough that the round trips cost little beside the bytes. */
+const REMOTE_SLICE = 4 * 1024 * 1024;
+
+/**
+ * The bytes [start, end) of a data file, in pieces, for sending on as they are (the htsget data
+ * endpoint): a local file streamed from disk; a remote one read by range in 4 MB slices, the next
+ * slice asked for while the one before is being sent.
+ */
+export async function* readRange(location: string, start: number, end: number): AsyncGenerator<Uint8Array> {
+  if (end <= start) return;
+  if (!isUrl(location)) {
+    yield* fs.createReadStream(location, { start, end: end - 1, highWaterMark: 1024 * 1024 });
+    return;
+  }
+  const file = new RemoteFile(location);
+  const slice = (at: number) => {
+    const read = file.read(Math.min(REMOTE_SLICE, end - at), at);
+    read.catch(() => {}); // a slice asked for ahead that nobody awaits (the client left) must not fail the process
+    return read;
+  };
+  let next = slice(start);
+  for (let at = start; at < end; ) {
+    const bytes = await next;
+    if (bytes.length === 0) throw new Error(`${location} ends at byte ${at}, before byte ${end}`);
+    at += bytes.length;
+    if (at < end) next = slice(at);
+    yield bytes;
+  }
+}

@@ -34,7 +34,7 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
+  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'H1', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
   // P1: two page sizes against bcftools, three codings against the replay, the least work of a server
   // beside the replay, 2 and 4 clients in two codings (a per-CPU-second row only when the pass used a
   // second of CPU); bytes per call of two codings. P3 five endpoints, P4 first/deep/names and four
@@ -47,8 +47,9 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
     [count('P1', 'calls/s'), count('P1', 'B/call'), count('P2'), count('P3'), count('P4'), count('P5'), count('P6'), count('READS')],
     [10, 2, 1, 5, 7, 1, 2, 5],
   );
-  // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window.
-  assert.deepEqual([count('F1'), count('F2'), count('C1')], [1, 6, 1]);
+  // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window; H1
+  // samtools and bcftools through htsget against the local files, and the one-region ticket.
+  assert.deepEqual([count('F1'), count('F2'), count('C1'), count('H1', 'records/s'), count('H1', 'ms')], [1, 6, 1, 2, 1]);
   const replayed = result.figures.filter(
     (f: { part: string; baselineName: string; detail: { leastWork?: boolean } }) => f.part === 'P1' && f.baselineName === 'bare replay' && !f.detail.leastWork,
   );

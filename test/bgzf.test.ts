@@ -1,5 +1,5 @@
 /**
- * Inflating BGZF blocks (src/areas/variants/bgzf.ts, inflateBlocks): blocks written by the bgzip tool
+ * Inflating BGZF blocks (src/formats/bgzf.ts, inflateBlocks): blocks written by the bgzip tool
  * inflate to the very text given to bgzip, one block or a run of them, the end-of-file block to
  * nothing; a block whose deflate data, CRC or size field was changed is refused, never inflated to
  * other text.
@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { inflateBlocks } from '../src/areas/variants/bgzf.js';
+import { inflateBlocks } from '../src/formats/bgzf.js';
 import { TESTDATA } from './helpers.js';
 
 const skip = spawnSync('sh', ['-c', 'command -v bgzip']).status !== 0 ? 'needs bgzip (apt-get install -y tabix)' : false;

@@ -18,7 +18,7 @@ import { AlignmentWriter, nativeAlignmentJson } from '../src/areas/reads/alignme
 import { BamRecords, readBamHeader } from '../src/areas/reads/bam-file.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
-import { bgzfCompress } from '../src/areas/variants/bgzf.js';
+import { bgzfCompress } from '../src/formats/bgzf.js';
 import { ByteChunks } from '../src/areas/variants/variant-writer.js';
 import { openFile } from '../src/files.js';
 import { collectPages, idOf, newRegistry, startServeProcessWith, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';

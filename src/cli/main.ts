@@ -5,6 +5,7 @@ import type { CheckOptions, InventoryValue, Unresolved } from '../areas/area.js'
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
+import { interfaces } from '../interfaces/index.js';
 import { copyRegistry } from '../registry/copy.js';
 import type { Migration, MigrationContext } from '../registry/migrations.js';
 import { createOrMigrateRegistry, migrateRegistry, withRegistry, type Registry } from '../registry/registry.js';
@@ -191,6 +192,7 @@ function serveCommand(program: Command): void {
     .option('--rate-limit <n>', 'requests a second from one client address, averaged (0: no limit)', integerAtLeast(0), defaults.limits.ratePerSecond)
     .option('--rate-burst <n>', 'requests one address may send at once above --rate-limit', integerAtLeast(1), defaults.limits.rateBurst);
   for (const area of areas) area.serveOptions?.(serve);
+  for (const iface of interfaces) iface.serveOptions?.(serve);
   serve.action(
       action(async (location: string, opts: Record<string, any>) => {
         if (opts.naming !== undefined && opts.naming !== 'camel' && opts.naming !== 'snake') {

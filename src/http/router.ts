@@ -7,7 +7,7 @@ import type { MessageDesc, NamingForm } from '../protocol/schema.js';
 export const VERSION_PREFIX = '/v0.6.0a10';
 
 export interface RouteInput<Body = any> {
-  /** Path parameters, URL-decoded. */
+  /** Path parameters, URL-decoded (a trailing `{name+}` gets the rest of the path, `/` included). */
   params: Record<string, string>;
   /** The request body (POST) or query parameters (GET), read against the route's description. */
   body: Body;
@@ -20,18 +20,29 @@ export interface RouteInput<Body = any> {
   headers: IncomingHttpHeaders;
   /** The query string's parameters as sent, for routes that read them themselves (`ownQuery`). */
   query: Array<[string, string]>;
+  /** A HEAD request: the reply's body will not be sent, so a body that costs reading need not be read. */
+  head: boolean;
 }
 
 export interface Route {
   method: 'GET' | 'POST';
-  /** Path with `{name}` placeholders, without the version prefix. */
+  /**
+   * Path with `{name}` placeholders, without the version prefix; the last may be `{name+}`, one or
+   * more segments (ids with `/` in them).
+   */
   path: string;
   /** What the body (POST) or the query string (GET) may hold. GET routes without one take no query. */
   request?: MessageDesc;
+  /**
+   * The body of this route's error replies, for interfaces with an error form of their own (htsget);
+   * the status stays the error's. Absent: `{errorCode, message}`.
+   */
+  writeError?(error: GAException): { contentType: string; body: string };
   handle(input: RouteInput): Promise<Reply>;
   /**
-   * The route reads its query parameters itself, from `query` (an interface with rules and errors of
-   * its own): the HTTP layer refuses none of them.
+   * A GET route without `request` that reads its query parameters itself, from `query`: interfaces with
+   * rules and errors of their own, whose clients send parameters of their own (htsget, refget). The
+   * HTTP layer refuses none of them.
    */
   ownQuery?: boolean;
   /**
@@ -57,6 +68,15 @@ interface CompiledRoute {
   segments: string[];
 }
 
+/** A route whose last placeholder takes the rest of the path: its fixed segments before it, and the placeholder's name. */
+interface TailRoute {
+  route: Route;
+  head: string[];
+  name: string;
+}
+
+const TAIL = /^\{(\w+)\+\}$/;
+
 export type Match =
   | { kind: 'found'; route: Route; params: Record<string, string> }
   | { kind: 'wrongMethod'; allowed: string[] }
@@ -67,10 +87,15 @@ export class Router {
   private readonly literal = new Map<string, Route[]>();
   /** Routes with placeholders, by their number of segments. */
   private readonly patterns = new Map<number, CompiledRoute[]>();
+  /** Routes ending in `{name+}`: tried when no other route fits. */
+  private readonly tails: TailRoute[] = [];
 
   add(route: Route): void {
     const segments = route.path.split('/').filter(Boolean);
-    if (!route.path.includes('{')) {
+    const tail = TAIL.exec(segments[segments.length - 1] ?? '');
+    if (tail) {
+      this.tails.push({ route, head: segments.slice(0, -1), name: tail[1] });
+    } else if (!route.path.includes('{')) {
       const key = '/' + segments.join('/');
       this.literal.set(key, [...(this.literal.get(key) ?? []), route]);
     } else {
@@ -80,7 +105,9 @@ export class Router {
 
   /** True when some route (any method) has this path pattern. */
   has(path: string): boolean {
-    return this.literal.has(path) || [...this.patterns.values()].some((list) => list.some((r) => r.route.path === path));
+    return (
+      this.literal.has(path) || [...this.patterns.values()].some((list) => list.some((r) => r.route.path === path)) || this.tails.some((t) => t.route.path === path)
+    );
   }
 
   /** HEAD is answered wherever GET is (uptime checkers use it); the HTTP layer sends no body then. */
@@ -101,11 +128,31 @@ export class Router {
       if (route.method === method) return { kind: 'found', route, params };
       if (!allowed.includes(route.method)) allowed.push(route.method);
     }
+    if (allowed.length === 0) {
+      for (const { route, head, name } of this.tails) {
+        if (segments.length <= head.length) continue;
+        const params = matchSegments(head, segments.slice(0, head.length));
+        const rest = params && decodeSegments(segments.slice(head.length));
+        if (rest === undefined) continue;
+        params![name] = rest;
+        if (route.method === method) return { kind: 'found', route, params: params! };
+        if (!allowed.includes(route.method)) allowed.push(route.method);
+      }
+    }
     return allowed.length ? { kind: 'wrongMethod', allowed: withHead(allowed) } : { kind: 'none' };
   }
 }
 
 const withHead = (methods: string[]) => (methods.includes('GET') ? [...methods, 'HEAD'] : methods);
+
+/** Segments URL-decoded and joined by `/`, or undefined when one does not decode. */
+function decodeSegments(segments: string[]): string | undefined {
+  try {
+    return segments.map(decodeURIComponent).join('/');
+  } catch {
+    return undefined;
+  }
+}
 
 function matchSegments(pattern: string[], segments: string[]): Record<string, string> | undefined {
   const params: Record<string, string> = {};

@@ -12,7 +12,7 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { chooseCoding, ReplyEncoder, sendAsIs, StreamSink } from './compression.js';
+import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -111,6 +111,24 @@ const queryPairs = (query: string): Array<[string, string]> => (query ? [...new 
  */
 const STREAM_SLICE_MS = 4;
 
+/** The pieces of a reply, given as a list or as a stream, as one stream. */
+async function* each(pieces: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
+  yield* pieces;
+}
+
+/** Resolves once the socket has taken what it was given, or the client is gone. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 /** Once the client has gone, a write throws ClientWentAway, so the writer stops building what nobody will read. */
 function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
   return {
@@ -148,7 +166,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
   }
 
   /** Writes a reply; returns the size of its body as sent, in bytes (for the access log). */
-  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: ContentCoding | undefined): Promise<number> {
+  async function writeReply(res: http.ServerResponse, reply: Reply, form: NamingForm, coding: ContentCoding | undefined, head: boolean): Promise<number> {
+    if (reply.kind === 'exact') return writeExact(res, reply, head);
     // The encoder applies the negotiated coding (./compression.ts).
     const body = new ReplyEncoder(res, coding, config.compression);
     const headers = { 'content-type': JSON_TYPE };
@@ -169,24 +188,10 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         reply.handedOver?.(sent);
         return size;
       }
-      case 'exact': {
-        res.removeHeader('vary'); // the encoder's Accept-Encoding: these bodies are never content-coded
-        const headers = { ...reply.headers, 'content-length': reply.length };
-        if (res.req.method === 'HEAD') {
-          res.writeHead(reply.status, headers).end();
-          return 0;
-        }
-        const sink = new StreamSink(res, reply.status, headers, undefined, config.compression);
-        for await (const piece of reply.pieces) {
-          if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
-          await sink.write(piece);
-        }
-        return sink.end();
-      }
       case 'content': {
         const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
         if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
-        return body.whole(200, contentHeaders, [reply.body]);
+        return reply.asIs ? sendAsIs(res, 200, contentHeaders, [reply.body], reply.body.length) : body.whole(200, contentHeaders, [reply.body]);
       }
       case 'stream': {
         const release = await takeSlot(res, reply);
@@ -201,11 +206,34 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
     }
   }
 
+  /**
+   * Bytes sent as they are, never content-coded, each piece once the socket has taken the one before
+   * (none for HEAD). The first piece is read before the status line goes out, so a file that cannot
+   * be read still answers with an error of its own.
+   */
+  async function writeExact(res: http.ServerResponse, reply: Extract<Reply, { kind: 'exact' }>, head: boolean): Promise<number> {
+    res.removeHeader('vary'); // the encoder's Accept-Encoding: these bodies are never content-coded
+    const pieces = each(reply.pieces);
+    try {
+      let next = head ? undefined : await pieces.next();
+      res.writeHead(reply.status, { ...reply.headers, 'content-length': reply.length });
+      for (; next && !next.done; next = await pieces.next()) {
+        if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
+        if (!res.write(next.value)) await drained(res);
+      }
+      res.end();
+      return head ? 0 : reply.length;
+    } finally {
+      await pieces.return(undefined);
+    }
+  }
+
   return async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = config.accessLog ? process.hrtime.bigint() : 0n;
     let form: NamingForm = config.forceForm ?? 'camel';
     let clientGone = false;
     let request: MessageDesc | undefined;
+    let matched: Route | undefined;
     let bytes = 0;
     if (config.cors) res.setHeader('access-control-allow-origin', '*');
     try {
@@ -241,6 +269,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         throw new GAException('methodNotAllowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}`);
       }
       const { route, params } = match;
+      matched = route;
       request = route.request;
       const remote = { address, userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
@@ -254,11 +283,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const unknown = Object.keys(queryObject(pairs));
         if (unknown.length) throw new GAException('unknownField', `unknown query parameter '${unknown[0]}': ${pathname} takes its fields in the body`);
       } else {
-        if (!route.ownQuery) {
-          input = queryObject(pairs);
-          if (!route.request && Object.keys(input as object).length) {
-            throw new GAException('unknownField', `${pathname} takes no query parameters`);
-          }
+        input = route.ownQuery ? {} : queryObject(pairs);
+        if (!route.request && Object.keys(input as object).length) {
+          throw new GAException('unknownField', `${pathname} takes no query parameters`);
         }
         req.resume();
       }
@@ -273,8 +300,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       }
       // Negotiated before the handler runs: a page compressed ahead of its request is one in this coding.
       const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
-      const reply = await route.handle({ params, body, form, coding, remote, headers: req.headers, query: pairs });
-      bytes = await writeReply(res, reply, form, coding);
+      const head = req.method === 'HEAD';
+      const reply = await route.handle({ params, body, form, coding, remote, headers: req.headers, query: pairs, head });
+      bytes = await writeReply(res, reply, form, coding, head);
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
@@ -301,8 +329,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         res.destroy();
       } else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
-        const body = writeError(inRequestForm(error, request, form), form);
-        bytes = sendAsIs(res, error.status, { 'content-type': JSON_TYPE }, [body], Buffer.byteLength(body));
+        const { contentType, body } = matched?.writeError?.(error) ?? { contentType: JSON_TYPE, body: writeError(inRequestForm(error, request, form), form) };
+        bytes = sendAsIs(res, error.status, { 'content-type': contentType }, [body], Buffer.byteLength(body));
       }
     } finally {
       if (config.accessLog) {

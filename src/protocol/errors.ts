@@ -18,6 +18,7 @@ export const ErrorKind = {
   tooManyRequests: { code: 16, status: 429 },
   headersTooLarge: { code: 17, status: 431 },
   requestTimeout: { code: 18, status: 408 },
+  forbidden: { code: 19, status: 403 },
   internal: { code: 20, status: 500 },
   notImplemented: { code: 21, status: 501 },
   unavailable: { code: 22, status: 503 },

@@ -83,12 +83,15 @@ export type Reply =
       /** Called instead when it will not be written (the server refused it first). */
       abandon?(): void;
     }
-  /** A fixed document of any type (the web page, API docs), written as it is in either naming form. */
-  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string }
   /**
-   * An answer of an interface with status codes and media types of its own (refget): its status and
-   * headers as given, its body of `length` bytes sent as it is (never content-coded: refget allows
-   * transfer codings only), the pieces read as the socket takes them.
+   * A fixed document of any type (the web page, API docs), written as it is in either naming form;
+   * `asIs`: never content-coded, whatever the request accepts (htsget allows transfer-coding only).
+   */
+  | { kind: 'content'; contentType: string; body: Uint8Array; cacheControl?: string; asIs?: boolean }
+  /**
+   * An answer of an interface with status codes and media types of its own (refget, htsget's data):
+   * its status and headers as given, its body of `length` bytes sent as it is (never content-coded:
+   * both allow transfer codings only), the pieces read as the socket takes them (none for HEAD).
    */
   | { kind: 'exact'; status: number; headers: Record<string, string>; length: number; pieces: Iterable<Uint8Array> | AsyncIterable<Uint8Array> };
 

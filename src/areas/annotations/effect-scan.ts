@@ -7,7 +7,7 @@
 import { openFile } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import type { CheckOptions } from '../area.js';
-import { inflateLines } from '../variants/bgzf.js';
+import { inflateLines } from '../../formats/bgzf.js';
 import { listVariantSetFiles } from '../variants/store.js';
 import { AnnotationReader, fixedColumns } from './entries.js';
 import { annotationSetId } from './service.js';

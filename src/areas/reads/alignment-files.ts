@@ -4,8 +4,8 @@
  * files and their parsed indexes are kept open; CRAM files with their decoder.
  */
 import { openFile } from '../../files.js';
-import type { VirtualOffset } from '../variants/bgzf.js';
-import { BamIndex, unpackOffset } from './bam-index.js';
+import type { VirtualOffset } from '../../formats/bgzf.js';
+import { BinningIndex, unpackOffset } from '../../formats/binning-index.js';
 import { BamRecords, newFileKey, readBamHeader, type RecordCursor } from './bam-file.js';
 import { CramFile, CramRecords, type SequenceFetch } from './cram-file.js';
 
@@ -26,7 +26,7 @@ export interface AlignmentSource {
 
 class BamSource implements AlignmentSource {
   private readonly file;
-  private index?: Promise<BamIndex>;
+  private index?: Promise<BinningIndex>;
   private firstRecord?: Promise<VirtualOffset>;
   private readonly fileKey = newFileKey();
 
@@ -34,8 +34,8 @@ class BamSource implements AlignmentSource {
     this.file = openFile(ref.path);
   }
 
-  indexOf(): Promise<BamIndex> {
-    this.index ??= BamIndex.open(openFile(this.ref.indexPath), this.ref.indexKind === 'csi' ? 'csi' : 'bai', this.ref.indexPath).catch((e) => {
+  indexOf(): Promise<BinningIndex> {
+    this.index ??= BinningIndex.open(openFile(this.ref.indexPath), this.ref.indexKind === 'csi' ? 'csi' : 'bai', this.ref.indexPath).catch((e) => {
       this.index = undefined; // read it again next time: the file may be back
       throw e;
     });

@@ -23,7 +23,7 @@
 import { nativeModule } from '../../native.js';
 import { keyOf, type NamingForm } from '../../protocol/schema.js';
 import { AttributeValue, AttributeValueList, Attributes } from '../../protocol/common.js';
-import { int32At } from '../variants/bgzf.js';
+import { int32At } from '../../formats/bgzf.js';
 import type { ByteChunks } from '../variants/variant-writer.js';
 import { CigarUnit, LinearAlignment, Position, ReadAlignment } from './messages.js';
 

@@ -6,7 +6,7 @@
  * region before the first can be used; see docs/performance.md, "Read pages").
  */
 import type { GenericFilehandle } from 'generic-filehandle2';
-import { blockSizeAt, inflateBlocks, type VirtualOffset } from '../variants/bgzf.js';
+import { blockSizeAt, inflateBlocks, int32At, type VirtualOffset } from '../../formats/bgzf.js';
 
 /** Inflated data, with where each of its blocks begins in it (the first may begin before it). */
 interface InflatedPiece {
@@ -269,6 +269,11 @@ export class BamRecords extends RecordCursor {
   async close(): Promise<void> {
     await this.pieces.return(undefined);
   }
+}
+
+/** The reference (its index in the header) and 0-based position of the BAM record at `at`, when its fixed fields are all in `bytes`. */
+export function bamRecordAt(bytes: Uint8Array, at: number): { reference: number; start: number } | undefined {
+  return at + 12 <= bytes.length ? { reference: int32At(bytes, at + 4), start: int32At(bytes, at + 8) } : undefined;
 }
 
 export interface BamHeader {

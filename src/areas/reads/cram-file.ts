@@ -16,7 +16,7 @@
  */
 import { CraiIndex, IndexedCramFile, type CramRecord } from '@gmod/cram';
 import type { GenericFilehandle } from 'generic-filehandle2';
-import type { VirtualOffset } from '../variants/bgzf.js';
+import type { VirtualOffset } from '../../formats/bgzf.js';
 import { newFileKey, RecordCursor } from './bam-file.js';
 
 /** Bases [start, end] (1-based, inclusive) of the file's reference `seqId`, as text. */
@@ -86,6 +86,18 @@ export class CramFile {
   /** The SAM header text of a CRAM file, read without its index or its reference (the header needs neither). */
   static readHeaderText(file: GenericFilehandle): Promise<string> {
     return new CramFile(file, file, async () => '').headerText();
+  }
+
+  /** Where each container of records begins, in file order: every container the index lists, of any reference. */
+  async containerStarts(): Promise<number[]> {
+    const entries = Object.values((await this.index.getIndex()) as Record<string, Slice[] | undefined>).flatMap((list) => list ?? []);
+    return [...new Set(entries.map((e) => e.containerStart))].sort((a, b) => a - b);
+  }
+
+  /** Where the container at `position` ends: after its header and the bytes its header says it holds. */
+  async containerEnd(position: number): Promise<number> {
+    const header = await this.cram.cram.getContainerAtPosition(position).getHeader();
+    return position + header._size + header.length;
   }
 
   /** The slices holding records of `seqId` (-1: reads without a position) that may overlap [start, end), in file order. */

@@ -3,7 +3,7 @@ import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import type { ReadGroupSetOptions } from './loader.js';
-import { listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
+import { formatOfRow, listReadGroupSetAlternates, listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
 
 /**
  * Pages of at most this many alignments from BAM files are built on the main thread, others in the
@@ -63,18 +63,20 @@ export const readsArea: Area = {
       .requiredOption('--referenceset <name>', 'the registered reference set the reads are aligned to (CRAM is decoded against it)')
       .option('--name <name>', 'read group set name (default: the file name without .bam or .cram)')
       .option('--biosample-id <name>', 'the biosample of the same dataset the reads come from')
+      .option('--alternate <path>', 'the same reads in the other encoding (a .cram beside a .bam, or a .bam beside a .cram), indexed: htsget serves each format from its own file')
       .action(
         action(async (location: string, dataset: string, file: string, opts: ReadGroupSetOptions) => {
           const { loadReadGroupSet } = await import('./loader.js');
           const loaded = await withRegistry(location, (registry) => loadReadGroupSet(registry, dataset, file, opts));
           for (const warning of loaded.warnings) say(`warning: ${warning}`);
           const counts = loaded.aligned === undefined ? '' : `, ${loaded.aligned} aligned and ${loaded.unaligned} unaligned read(s)`;
-          say(`added read group set '${loaded.name}' (${loaded.format}) to dataset '${dataset}': read group(s) ${loaded.readGroups.join(', ')}${counts}`);
+          const formats = loaded.alternate ? `${loaded.format}; alternate ${loaded.alternate}` : loaded.format;
+          say(`added read group set '${loaded.name}' (${formats}) to dataset '${dataset}': read group(s) ${loaded.readGroups.join(', ')}${counts}`);
         }),
       );
     repo
       .command('remove-readgroupset')
-      .description('remove a read group set (the alignment file stays where it is)')
+      .description('remove a read group set and its alternate (the alignment files stay where they are)')
       .argument('<registry>')
       .argument('<dataset>')
       .argument('<name>')
@@ -87,7 +89,7 @@ export const readsArea: Area = {
   },
 
   async inventory(registry) {
-    const { toReadGroupSetRecord } = await import('./service.js');
+    const { readGroupSetId, toReadGroupSetRecord } = await import('./service.js');
     const rows = (await listReadGroupSets(registry, {}, undefined)).map((row) => {
       const record = toReadGroupSetRecord(row);
       return [
@@ -95,14 +97,24 @@ export const readsArea: Area = {
         row.dataset_name,
         row.name,
         row.reference_set_name,
-        row.index_kind === 'crai' ? 'CRAM' : 'BAM',
+        formatOfRow(row),
         record.readGroups.map((g) => g.name),
         row.aligned_count,
         row.unaligned_count,
         row.biosample_name,
       ];
     });
-    return [{ title: 'Read group sets', columns: ['id', 'dataset', 'name', 'reference set', 'format', 'read groups', 'aligned', 'unaligned', 'biosample'], rows }];
+    const alternates = (await listReadGroupSetAlternates(registry)).map((a) => [
+      readGroupSetId(a.dataset_name, a.read_group_set_name),
+      a.dataset_name,
+      a.read_group_set_name,
+      a.format,
+      a.path,
+    ]);
+    return [
+      { title: 'Read group sets', columns: ['id', 'dataset', 'name', 'reference set', 'format', 'read groups', 'aligned', 'unaligned', 'biosample'], rows },
+      { title: 'Read group set alternates', columns: ['id', 'dataset', 'name', 'format', 'path'], rows: alternates },
+    ];
   },
 
   async unresolved(registry) {
@@ -135,19 +147,24 @@ export const readsArea: Area = {
   async check(registry) {
     const { openAlignmentSource } = await import('./alignment-files.js');
     const problems: string[] = [];
+    const alternates = await listReadGroupSetAlternates(registry);
     for (const row of await listReadGroupSets(registry, {}, undefined)) {
-      try {
-        // The index opens, and the first record of the file's first reference (or of its unplaced reads) reads.
-        const names = (JSON.parse(row.read_groups) as Array<{ ID: string }>).map((g) => g.ID);
-        const source = openAlignmentSource({ path: row.path, indexPath: row.index_path, indexKind: row.index_kind }, async (_id, start, end) => 'N'.repeat(end - start + 1), names);
-        const references = JSON.parse(row.reference_names) as string[];
-        const cursor = await source.records(references.length ? 0 : -1, 0, Number.POSITIVE_INFINITY);
-        if (cursor) {
-          await cursor.next();
-          await cursor.close();
+      const own = { path: row.path, indexPath: row.index_path, indexKind: row.index_kind };
+      const others = alternates.filter((a) => a.dataset_name === row.dataset_name && a.read_group_set_name === row.name);
+      for (const file of [own, ...others.map((a) => ({ path: a.path, indexPath: a.index_path, indexKind: a.index_kind }))]) {
+        try {
+          // The index opens, and the first record of the file's first reference (or of its unplaced reads) reads.
+          const names = (JSON.parse(row.read_groups) as Array<{ ID: string }>).map((g) => g.ID);
+          const source = openAlignmentSource(file, async (_id, start, end) => 'N'.repeat(end - start + 1), names);
+          const references = JSON.parse(row.reference_names) as string[];
+          const cursor = await source.records(references.length ? 0 : -1, 0, Number.POSITIVE_INFINITY);
+          if (cursor) {
+            await cursor.next();
+            await cursor.close();
+          }
+        } catch (e) {
+          problems.push(`read group set '${row.name}' of dataset '${row.dataset_name}': ${(e as Error).message} (${file.path})`);
         }
-      } catch (e) {
-        problems.push(`read group set '${row.name}' of dataset '${row.dataset_name}': ${(e as Error).message} (${row.path})`);
       }
     }
     return problems;

@@ -2,8 +2,9 @@
  * `repo add-readgroupset`: registers one BAM (with its .bai or .csi) or CRAM (with its .crai), local or
  * at an http(s) URL, as one read group set. It reads the header and the index, never the records: the
  * @RG lines become read groups, the @PG lines programs, the @SQ lines are checked against the chosen
- * reference set, and the index gives the read counts where it keeps them. Nothing is registered unless
- * every check passes.
+ * reference set, and the index gives the read counts where it keeps them. An alternate encoding of the
+ * same records (`--alternate`, a CRAM beside a BAM) is checked the same way, and must declare the same
+ * sequences. Nothing is registered unless every check passes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,21 +14,26 @@ import { UserError } from '../../user-error.js';
 import { requireBiosample } from '../biometadata/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
-import { BamIndex } from './bam-index.js';
+import { BinningIndex } from '../../formats/binning-index.js';
+import { sequenceDifference } from '../../formats/sequences.js';
 import { readBamHeader } from './bam-file.js';
 import { CramFile } from './cram-file.js';
-import { parseSamHeader } from './sam-header.js';
+import { parseSamHeader, type SamHeader } from './sam-header.js';
 import { insertReadGroupSet } from './store.js';
 
 export interface ReadGroupSetOptions {
   referenceset: string;
   name?: string;
   biosampleId?: string;
+  /** Another encoding of the same records (a CRAM beside a BAM), served by htsget in its format. */
+  alternate?: string;
 }
 
 export interface LoadedReadGroupSet {
   name: string;
   format: 'BAM' | 'CRAM';
+  /** The format of the alternate encoding registered beside it. */
+  alternate?: 'BAM' | 'CRAM';
   readGroups: string[];
   aligned?: number;
   unaligned?: number;
@@ -65,13 +71,21 @@ async function indexOf(file: string, kinds: Array<'bai' | 'csi' | 'crai'>, stem:
   );
 }
 
-export async function loadReadGroupSet(registry: Registry, datasetName: string, location: string, options: ReadGroupSetOptions): Promise<LoadedReadGroupSet> {
-  await requireDataset(registry, datasetName);
-  if (options.biosampleId !== undefined) await requireBiosample(registry, datasetName, options.biosampleId);
-  const referenceSet = await getReferenceSetRow(registry, options.referenceset);
-  if (!referenceSet) {
-    throw new UserError(`no reference set '${options.referenceset}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
-  }
+/** What the loader reads of one alignment file: its header and its index. */
+interface ScannedAlignmentFile {
+  file: string;
+  format: 'BAM' | 'CRAM';
+  header: SamHeader;
+  /** The reference names of the file, by their index in it. */
+  fileReferences: string[];
+  indexPath: string;
+  indexKind: 'bai' | 'csi' | 'crai';
+  /** BAM files: the parsed index (read counts). */
+  index?: BinningIndex;
+}
+
+/** Reads and checks the header and index of a BAM or CRAM, local or remote; refuses what cannot be served. */
+async function scanAlignmentFile(location: string): Promise<ScannedAlignmentFile> {
   const file = isUrl(location) ? location : path.resolve(location);
   const pathname = isUrl(file) ? new URL(file).pathname : file;
   const stem = file.replace(/\.(bam|cram)$/i, '');
@@ -106,9 +120,9 @@ export async function loadReadGroupSet(registry: Registry, datasetName: string, 
     );
   }
   const { indexPath, indexKind } = await indexOf(file, format === 'BAM' ? ['bai', 'csi'] : ['crai'], stem);
-  let index: BamIndex | undefined;
+  let index: BinningIndex | undefined;
   try {
-    if (format === 'BAM') index = await BamIndex.open(openFile(indexPath), indexKind as 'bai' | 'csi', indexPath);
+    if (format === 'BAM') index = await BinningIndex.open(openFile(indexPath), indexKind as 'bai' | 'csi', indexPath);
     else await new CramFile(openFile(file), openFile(indexPath), async () => '').slicesOf(0, 0, 1); // the index parses
   } catch (e) {
     throw new UserError(`cannot read the index ${indexPath} of ${file}: ${(e as Error).message}`);
@@ -116,6 +130,31 @@ export async function loadReadGroupSet(registry: Registry, datasetName: string, 
   if (index && index.referenceCount > fileReferences.length) {
     throw new UserError(`the index ${indexPath} lists ${index.referenceCount} references but ${file} has ${fileReferences.length}; index it again: samtools index ${file}`);
   }
+  return { file, format, header, fileReferences, indexPath, indexKind, index };
+}
+
+/** The alternate encoding of a set's file: the other format, over the very same header sequences. */
+async function scanAlternate(location: string, own: ScannedAlignmentFile): Promise<ScannedAlignmentFile> {
+  const alternate = await scanAlignmentFile(location);
+  if (alternate.format === own.format) {
+    throw new UserError(`--alternate ${location} is a ${alternate.format} like ${own.file}; an alternate is the other encoding (a CRAM beside a BAM, a BAM beside a CRAM)`);
+  }
+  const names = (scanned: ScannedAlignmentFile) => scanned.fileReferences.map((name, i) => ({ ...scanned.header.references[i], name }));
+  const difference = sequenceDifference(names(own), names(alternate));
+  if (difference) throw new UserError(`the header sequences of --alternate ${location} differ from those of ${own.file}: ${difference}`);
+  return alternate;
+}
+
+export async function loadReadGroupSet(registry: Registry, datasetName: string, location: string, options: ReadGroupSetOptions): Promise<LoadedReadGroupSet> {
+  await requireDataset(registry, datasetName);
+  if (options.biosampleId !== undefined) await requireBiosample(registry, datasetName, options.biosampleId);
+  const referenceSet = await getReferenceSetRow(registry, options.referenceset);
+  if (!referenceSet) {
+    throw new UserError(`no reference set '${options.referenceset}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
+  }
+  const scanned = await scanAlignmentFile(location);
+  const alternate = options.alternate === undefined ? undefined : await scanAlternate(options.alternate, scanned);
+  const { file, format, header, fileReferences, indexPath, indexKind, index } = scanned;
 
   const references = new Map((await listReferences(registry, { referenceSetName: referenceSet.name }, undefined)).map((r) => [r.name, r]));
   const warnings: string[] = [];
@@ -155,7 +194,9 @@ export async function loadReadGroupSet(registry: Registry, datasetName: string, 
 
   const name = options.name ?? defaultReadGroupSetName(location);
   if (!name) throw new UserError(`cannot derive a read group set name from ${location}; give one with --name`);
-  await insertReadGroupSet(registry, {
+  await insertReadGroupSet(
+    registry,
+    {
     dataset_name: datasetName,
     name,
     reference_set_name: referenceSet.name,
@@ -168,6 +209,8 @@ export async function loadReadGroupSet(registry: Registry, datasetName: string, 
     reference_names: JSON.stringify(fileReferences),
     aligned_count: aligned ?? null,
     unaligned_count: unaligned ?? null,
-  });
-  return { name, format, readGroups: readGroups.map((g) => g.ID), aligned, unaligned, warnings };
+    },
+    alternate && { format: alternate.format, path: alternate.file, index_path: alternate.indexPath, index_kind: alternate.indexKind },
+  );
+  return { name, format, alternate: alternate?.format, readGroups: readGroups.map((g) => g.ID), aligned, unaligned, warnings };
 }

@@ -22,7 +22,7 @@ import { datasetId, datasetNameOf } from '../datasets/service.js';
 import { referenceSetId } from '../references/service.js';
 import { SequenceFiles } from '../references/sequences.js';
 import { getReferenceSetRow, holdsSequence, listReferences, type ReferenceRow, type ReferenceSetRow } from '../references/store.js';
-import type { VirtualOffset } from '../variants/bgzf.js';
+import type { VirtualOffset } from '../../formats/bgzf.js';
 import { ByteChunks } from '../variants/variant-writer.js';
 import { AlignmentWriter, RUN } from './alignment-writer.js';
 import { openAlignmentSource, type AlignmentSource } from './alignment-files.js';

@@ -29,6 +29,21 @@ export interface ReadTables {
     unaligned_count: number | null;
     created_at: string;
   };
+  /**
+   * Another encoding of a read group set's records (`add-readgroupset --alternate`): a CRAM beside a
+   * BAM, or a BAM beside a CRAM, with the same header references. htsget serves each format from its
+   * own file; the 0.6.0a10 searches read the set's own file.
+   */
+  read_group_set_alternate: {
+    dataset_name: string;
+    read_group_set_name: string;
+    /** 'BAM' or 'CRAM': never the format of the set's own file. */
+    format: string;
+    path: string;
+    index_path: string;
+    /** 'bai', 'csi' (BAM) or 'crai' (CRAM). */
+    index_kind: string;
+  };
 }
 
 // The registry's Database type holds every area's tables: these are this area's.
@@ -61,11 +76,39 @@ export const readMigrations: Migration[] = [
       await db.schema.createIndex('read_group_set_by_reference_set').on('read_group_set').column('reference_set_name').execute();
     },
   },
+  {
+    version: 21,
+    name: 'read group set alternates',
+    async up(db: Kysely<any>, dialect) {
+      await db.schema
+        .createTable('read_group_set_alternate')
+        .addColumn('dataset_name', sortableText(dialect), (c) => c.notNull())
+        .addColumn('read_group_set_name', sortableText(dialect), (c) => c.notNull())
+        .addColumn('format', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('index_path', 'text', (c) => c.notNull())
+        .addColumn('index_kind', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('read_group_set_alternate_pk', ['dataset_name', 'read_group_set_name', 'format'])
+        .addForeignKeyConstraint('read_group_set_alternate_set', ['dataset_name', 'read_group_set_name'], 'read_group_set', ['dataset_name', 'name'], (fk) =>
+          fk.onDelete('cascade'),
+        )
+        .execute();
+    },
+  },
 ];
 
 export type ReadGroupSetRow = ReadTables['read_group_set'];
+export type ReadGroupSetAlternateRow = ReadTables['read_group_set_alternate'];
 
-export async function insertReadGroupSet(registry: Registry, row: Omit<ReadGroupSetRow, 'created_at'>): Promise<void> {
+/** The format of a read group set's own file. */
+export const formatOfRow = (row: Pick<ReadGroupSetRow, 'index_kind'>): 'BAM' | 'CRAM' => (row.index_kind === 'crai' ? 'CRAM' : 'BAM');
+
+/** Records a read group set, with its alternate encoding when it has one, in one transaction. */
+export async function insertReadGroupSet(
+  registry: Registry,
+  row: Omit<ReadGroupSetRow, 'created_at'>,
+  alternate?: Omit<ReadGroupSetAlternateRow, 'dataset_name' | 'read_group_set_name'>,
+): Promise<void> {
   await registry.db.transaction().execute(async (trx) => {
     const existing = await trx
       .selectFrom('read_group_set')
@@ -75,7 +118,15 @@ export async function insertReadGroupSet(registry: Registry, row: Omit<ReadGroup
       .executeTakeFirst();
     if (existing) throw new UserError(`read group set '${row.name}' already exists in dataset '${row.dataset_name}'; choose another with --name`);
     await trx.insertInto('read_group_set').values({ ...row, created_at: new Date().toISOString() }).execute();
+    if (alternate) await trx.insertInto('read_group_set_alternate').values({ ...alternate, dataset_name: row.dataset_name, read_group_set_name: row.name }).execute();
   });
+}
+
+/** The alternate encodings of one read group set (at most one a format), or of every set. */
+export async function listReadGroupSetAlternates(registry: Registry, set?: { datasetName: string; name: string }): Promise<ReadGroupSetAlternateRow[]> {
+  let q = registry.db.selectFrom('read_group_set_alternate').selectAll().orderBy('dataset_name').orderBy('read_group_set_name').orderBy('format');
+  if (set) q = q.where('dataset_name', '=', set.datasetName).where('read_group_set_name', '=', set.name);
+  return q.execute();
 }
 
 export async function getReadGroupSetRow(registry: Registry, datasetName: string, name: string): Promise<ReadGroupSetRow | undefined> {

@@ -8,7 +8,7 @@
 import { openFile } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import type { CheckOptions } from '../area.js';
-import { hasEofBlock } from '../variants/bgzf.js';
+import { hasEofBlock } from '../../formats/bgzf.js';
 import { parseFai, parseGzi, scanFasta } from './fasta-scan.js';
 import { faiMatches } from './loader.js';
 import { SequenceFiles } from './sequences.js';

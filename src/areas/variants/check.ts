@@ -2,13 +2,14 @@
  * `repo check` for variant sets. The plain check opens each file and index and reads little: the
  * end-of-file block, the last record, and the first record the index points to for each contig. The
  * deep check (`--deep`) then inflates every block, counts the columns of every record, and compares
- * the contigs and order the file holds with what its index lists.
+ * the contigs and order the file holds with what its index lists. BCF alternates are opened as when
+ * they were registered.
  */
 import type { CheckOptions } from '../area.js';
 import type { Registry } from '../../registry/registry.js';
-import { inflateLines } from './bgzf.js';
-import { checkWhole, expectedColumns } from './loader.js';
-import { listVariantSetFiles, listVariantSets, type VariantSetFileRow } from './store.js';
+import { inflateLines } from '../../formats/bgzf.js';
+import { checkWhole, expectedColumns, scanBcf } from './loader.js';
+import { listVariantSetAlternateFiles, listVariantSetFiles, listVariantSets, type VariantSetFileRow } from './store.js';
 import { parseHeader, type VcfHeader } from './vcf-header.js';
 import { openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
 
@@ -81,6 +82,14 @@ export async function checkVariantSets(registry: Registry, options: CheckOptions
     for (const file of await listVariantSetFiles(registry, set.dataset_name, set.name)) {
       for (const problem of await checkFile(file, options)) {
         problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${problem} (${file.path})`);
+      }
+    }
+    // Alternates (BCF): the header, the index and the end-of-file block, as when they were registered.
+    for (const alternate of await listVariantSetAlternateFiles(registry, { datasetName: set.dataset_name, name: set.name })) {
+      try {
+        await scanBcf(alternate.path);
+      } catch (e) {
+        problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${(e as Error).message}`);
       }
     }
   }

@@ -3,7 +3,7 @@ import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
-import { listCallSets, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
+import { listCallSets, listVariantSetAlternateFiles, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
 
 export const variantsArea: Area = {
   name: 'variants',
@@ -77,6 +77,12 @@ export const variantsArea: Area = {
       .option('--allow-missing-contigs', 'register even when the VCF has contigs the reference set lacks')
       .option('--no-annotations', 'do not register the VEP/SnpEff annotations of the VCF as a variant annotation set')
       .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded, else every one registered)')
+      .option(
+        '--alternate <path>',
+        'a BCF (with its .csi) of the same records as a VCF file, served by htsget as BCF; once for each VCF file, in the same order',
+        (value: string, previous: string[]) => [...previous, value],
+        [] as string[],
+      )
       .action(
         action(async (location: string, dataset: string, paths: string[], opts: VariantSetOptions) => {
           const { loadVariantSet } = await import('./loader.js');
@@ -84,8 +90,9 @@ export const variantsArea: Area = {
           for (const note of loaded.notes) say(note);
           for (const file of loaded.createdFiles) say(`created ${file}`);
           if (loaded.missingContigs.length) say(`note: contig(s) not in the reference set: ${loaded.missingContigs.join(', ')}`);
+          const alternates = loaded.alternates ? ` (and ${loaded.alternates} BCF alternate(s))` : '';
           say(
-            `added variant set '${loaded.name}' to dataset '${dataset}': ${loaded.files} file(s), ${loaded.samples} call set(s), contigs ${loaded.contigs.join(', ') || '(none)'}`,
+            `added variant set '${loaded.name}' to dataset '${dataset}': ${loaded.files} file(s)${alternates}, ${loaded.samples} call set(s), contigs ${loaded.contigs.join(', ') || '(none)'}`,
           );
           const annotations = loaded.annotations;
           if (annotations) {
@@ -96,7 +103,7 @@ export const variantsArea: Area = {
       );
     repo
       .command('remove-variantset')
-      .description('remove a variant set with its call sets and annotation set (the VCF files stay where they are)')
+      .description('remove a variant set with its call sets, annotation set and alternates (the VCF and BCF files stay where they are)')
       .argument('<registry>')
       .argument('<dataset>')
       .argument('<name>')
@@ -117,7 +124,18 @@ export const variantsArea: Area = {
       const contigs = [...new Set(files.flatMap((f) => JSON.parse(f.contigs) as string[]))];
       rows.push([variantSetId(set.dataset_name, set.name), set.dataset_name, set.name, set.reference_set_name, files.length, callSets.length, contigs]);
     }
-    return [{ title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows }];
+    const alternates = (await listVariantSetAlternateFiles(registry)).map((a) => [
+      variantSetId(a.dataset_name, a.variant_set_name),
+      a.dataset_name,
+      a.variant_set_name,
+      a.format,
+      a.ordinal,
+      a.path,
+    ]);
+    return [
+      { title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows },
+      { title: 'Variant set alternates', columns: ['id', 'dataset', 'name', 'format', 'file', 'path'], rows: alternates },
+    ];
   },
 
   async unresolved(registry) {

@@ -2,7 +2,8 @@
  * `repo add-variantset`: registers bgzipped, indexed VCF files (or a folder of them) as one variant
  * set. It reads each file's header and index, never its records: the samples become call sets, the
  * header lines the set's metadata, the index's reference names the contigs checked against the
- * chosen reference set. Nothing is registered unless every check passes.
+ * chosen reference set. BCF encodings of the same files (`--alternate`) are checked against them: the
+ * same contigs and samples. Nothing is registered unless every check passes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,8 +15,11 @@ import { insertAnnotationSet } from '../annotations/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
 import { bgzipAndIndex } from './tabix-write.js';
-import { parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js';
-import { bgzfHeaderProblem, hasEofBlock, lastLineOf } from './bgzf.js';
+import { BinningIndex } from '../../formats/binning-index.js';
+import { sequenceDifference } from '../../formats/sequences.js';
+import { contigDictionary, readBcfHeaderText } from './bcf-files.js';
+import { contigsOf, parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js';
+import { bgzfHeaderProblem, hasEofBlock, lastLineOf } from '../../formats/bgzf.js';
 import { firstDataLineAt, openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
 import { insertVariantSet } from './store.js';
 
@@ -23,6 +27,8 @@ export interface VariantSetOptions extends AnnotationOptions {
   referenceset: string;
   name?: string;
   allowMissingContigs?: boolean;
+  /** BCF encodings of the same records, one for each VCF file in the same order, served by htsget as BCF. */
+  alternate?: string[];
 }
 
 export interface LoadedVariantSet {
@@ -30,6 +36,8 @@ export interface LoadedVariantSet {
   files: number;
   samples: number;
   contigs: string[];
+  /** The BCF files registered beside the VCFs. */
+  alternates: number;
   /** Contigs the reference set lacks (registered anyway with --allow-missing-contigs). */
   missingContigs: string[];
   createdFiles: string[];
@@ -247,6 +255,67 @@ async function scanFile(file: string, created: string[], notes: string[]): Promi
   }
 }
 
+interface ScannedBcf {
+  path: string;
+  indexPath: string;
+  header: VcfHeader;
+  /** The contig dictionary: names by the number the records and the index give them. */
+  referenceNames: string[];
+}
+
+/** Reads and checks a BCF and its .csi, local or remote: BGZF-compressed, whole, with a header and an index that parse. */
+export async function scanBcf(location: string): Promise<ScannedBcf> {
+  const file = isUrl(location) ? location : path.resolve(location);
+  if (!/\.bcf$/i.test(isUrl(file) ? new URL(file).pathname : file)) throw new UserError(`--alternate ${location} is not a BCF file (.bcf)`);
+  if (!(isUrl(file) ? await remoteExists(file) : fs.existsSync(file))) throw new UserError(isUrl(file) ? `${file} cannot be read` : `no such file: ${file}`);
+  const head = await openFile(file).read(18, 0);
+  const problem = bgzfHeaderProblem(head);
+  if (problem) throw new UserError(`${file} ${problem}; write it compressed: bcftools view -Ob -o OUT.bcf ${location}`);
+  const indexPath = `${file}.csi`;
+  if (!(isUrl(file) ? await remoteExists(indexPath) : fs.existsSync(indexPath))) {
+    throw new UserError(`${file} has no index (${path.basename(indexPath)}); create one with: bcftools index ${location}`);
+  }
+  try {
+    const handle = openFile(file);
+    if (!(await hasEofBlock(handle))) throw new Error('it has no BGZF end-of-file block, so it was cut short (truncated copy or download?)');
+    const header = parseHeader(await readBcfHeaderText(handle, file), file);
+    const referenceNames = contigDictionary(header);
+    const index = await BinningIndex.open(openFile(indexPath), 'csi', indexPath);
+    if (index.referenceCount > referenceNames.length) {
+      throw new Error(`its index lists ${index.referenceCount} contigs but its header declares ${referenceNames.length}; index it again: bcftools index -f ${location}`);
+    }
+    return { path: file, indexPath, header, referenceNames };
+  } catch (e) {
+    throw new UserError(`cannot read ${file} with its index ${indexPath}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The BCF encodings of a set's VCF files, one for each in the same order: each declares the contigs and
+ * samples of its VCF; and since htsget serves a whole set as BCF under its first file's header, every
+ * BCF of the set must have that file's contig dictionary.
+ */
+async function scanAlternates(locations: string[], files: ScannedFile[]): Promise<ScannedBcf[]> {
+  if (locations.length !== files.length) {
+    throw new UserError(`give one --alternate for each VCF file of the set, in the same order: ${files.length} VCF file(s), ${locations.length} alternate(s)`);
+  }
+  const alternates: ScannedBcf[] = [];
+  for (const [i, location] of locations.entries()) {
+    const bcf = await scanBcf(location);
+    const vcf = files[i];
+    const difference = sequenceDifference(contigsOf(vcf.header), contigsOf(bcf.header));
+    if (difference) throw new UserError(`the header sequences of --alternate ${bcf.path} differ from those of ${vcf.path}: ${difference}`);
+    if (bcf.header.samples.join('\t') !== vcf.header.samples.join('\t')) {
+      throw new UserError(`the samples of --alternate ${bcf.path} differ from those of ${vcf.path}; an alternate holds the same records`);
+    }
+    if (i > 0 && bcf.referenceNames.join('\0') !== alternates[0].referenceNames.join('\0')) {
+      throw new UserError(`the contig dictionary of ${bcf.path} differs from that of ${alternates[0].path}; a set is served as BCF under its first file's header, so every BCF of it must have the same one`);
+    }
+    alternates.push(bcf);
+  }
+  return alternates;
+}
+
 function checkSamples(files: ScannedFile[]): string[] {
   const [first] = files;
   const samples = first.header.samples;
@@ -303,6 +372,7 @@ export async function loadVariantSet(
     const files: ScannedFile[] = [];
     for (const p of paths) files.push(await scanFile(p, created, notes));
     const samples = checkSamples(files);
+    const alternates = options.alternate?.length ? await scanAlternates(options.alternate, files) : [];
     const known = new Set((await listReferences(registry, { referenceSetName: referenceSet.name }, undefined)).map((r) => r.name));
     const contigs = [...new Set(files.flatMap((f) => f.contigs))];
     const missing = contigs.filter((c) => !known.has(c));
@@ -327,6 +397,14 @@ export async function loadVariantSet(
         index_kind: f.indexKind,
         contigs: JSON.stringify(f.contigs),
       })),
+      alternates: alternates.map((a, ordinal) => ({
+        format: 'BCF',
+        ordinal,
+        path: a.path,
+        index_path: a.indexPath,
+        index_kind: 'csi',
+        reference_names: JSON.stringify(a.referenceNames),
+      })),
       samples,
     }, annotations && ((trx) => insertAnnotationSet(trx, datasetName, name, annotations.set)));
     return {
@@ -334,6 +412,7 @@ export async function loadVariantSet(
       files: files.length,
       samples: samples.length,
       contigs,
+      alternates: alternates.length,
       missingContigs: missing,
       createdFiles: created,
       notes,

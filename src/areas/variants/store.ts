@@ -29,6 +29,24 @@ export interface VariantTables {
     /** JSON array of the reference names the index lists. */
     contigs: string;
   };
+  /**
+   * Another encoding of a set's files (`add-variantset --alternate`): a BCF beside each VCF, with the
+   * same contigs and samples. htsget serves the set as BCF from these; the 0.6.0a10 searches read the VCFs.
+   */
+  variant_set_alternate_file: {
+    dataset_name: string;
+    variant_set_name: string;
+    /** 'BCF'. */
+    format: string;
+    /** The place of the VCF file of the set it encodes (variant_set_file.ordinal). */
+    ordinal: number;
+    path: string;
+    index_path: string;
+    /** 'csi'. */
+    index_kind: string;
+    /** JSON array of the contig names by the number the file's records and index give them (its contig dictionary). */
+    reference_names: string;
+  };
   call_set: {
     dataset_name: string;
     variant_set_name: string;
@@ -84,21 +102,43 @@ export const variantMigrations: Migration[] = [
         .execute();
     },
   },
+  {
+    version: 22,
+    name: 'variant set alternates',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('variant_set_alternate_file')
+        .addColumn('dataset_name', 'text', (c) => c.notNull())
+        .addColumn('variant_set_name', 'text', (c) => c.notNull())
+        .addColumn('format', 'text', (c) => c.notNull())
+        .addColumn('ordinal', 'integer', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('index_path', 'text', (c) => c.notNull())
+        .addColumn('index_kind', 'text', (c) => c.notNull())
+        .addColumn('reference_names', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('variant_set_alternate_file_pk', [...setKey, 'format', 'ordinal'])
+        .addForeignKeyConstraint('variant_set_alternate_file_set', [...setKey], 'variant_set', ['dataset_name', 'name'], (fk) => fk.onDelete('cascade'))
+        .execute();
+    },
+  },
 ];
 
 export type VariantSetRow = VariantTables['variant_set'];
 export type VariantSetFileRow = VariantTables['variant_set_file'];
 export type CallSetRow = VariantTables['call_set'];
+export type VariantSetAlternateFileRow = VariantTables['variant_set_alternate_file'];
 
 export interface NewVariantSet {
   set: Omit<VariantSetRow, 'created_at'>;
   files: Array<Omit<VariantSetFileRow, 'dataset_name' | 'variant_set_name'>>;
+  /** Alternate encodings of the files, one for each when given. */
+  alternates?: Array<Omit<VariantSetAlternateFileRow, 'dataset_name' | 'variant_set_name'>>;
   samples: string[];
 }
 
 /** Records a variant set, its files and call sets in one transaction (with what `also` records beside them). */
 export async function insertVariantSet(registry: Registry, input: NewVariantSet, also?: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
-  const { set, files, samples } = input;
+  const { set, files, alternates = [], samples } = input;
   const owner = { dataset_name: set.dataset_name, variant_set_name: set.name };
   await registry.db.transaction().execute(async (trx) => {
     const existing = await trx
@@ -113,6 +153,12 @@ export async function insertVariantSet(registry: Registry, input: NewVariantSet,
       .insertInto('variant_set_file')
       .values(files.map((f) => ({ ...f, ...owner })))
       .execute();
+    if (alternates.length) {
+      await trx
+        .insertInto('variant_set_alternate_file')
+        .values(alternates.map((f) => ({ ...f, ...owner })))
+        .execute();
+    }
     for (let i = 0; i < samples.length; i += 500) {
       await trx
         .insertInto('call_set')
@@ -154,6 +200,19 @@ export async function listVariantSetFiles(registry: Registry, datasetName: strin
     .where('variant_set_name', '=', setName)
     .orderBy('ordinal')
     .execute();
+}
+
+/** The alternate files of one variant set (or of every set), by format and then in the order of the files they encode. */
+export async function listVariantSetAlternateFiles(registry: Registry, set?: { datasetName: string; name: string }): Promise<VariantSetAlternateFileRow[]> {
+  let q = registry.db
+    .selectFrom('variant_set_alternate_file')
+    .selectAll()
+    .orderBy('dataset_name')
+    .orderBy('variant_set_name')
+    .orderBy('format')
+    .orderBy('ordinal');
+  if (set) q = q.where('dataset_name', '=', set.datasetName).where('variant_set_name', '=', set.name);
+  return q.execute();
 }
 
 /** The call sets of a variant set, in VCF column order. */

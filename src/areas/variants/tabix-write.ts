@@ -2,7 +2,7 @@
  * Turns a plain (uncompressed) VCF into a bgzipped VCF with a tabix index, the layout `bgzip` and
  * `tabix -p vcf` produce, so that a user with a plain .vcf needs no other tool.
  */
-import { bgzfCompress, type VirtualOffset } from './bgzf.js';
+import { bgzfCompress, type VirtualOffset } from '../../formats/bgzf.js';
 
 /** The smallest UCSC bin holding [beg, end) (SAM/tabix specification, section 5.3). */
 function reg2bin(beg: number, end: number): number {

@@ -7,7 +7,7 @@ import { CSI, TBI } from '@gmod/tabix';
 import type { GenericFilehandle } from 'generic-filehandle2';
 import { openFile } from '../../files.js';
 import { isNonNegativeInteger } from '../../protocol/paging.js';
-import { readLinesFrom, type VirtualOffset } from './bgzf.js';
+import { readLinesFrom, type VirtualOffset } from '../../formats/bgzf.js';
 
 type IndexReader = TBI | CSI;
 
@@ -292,4 +292,14 @@ export async function readBcfHeaderText(file: GenericFilehandle, source: string)
     if (length >= textEnd - 1) return head.toString('utf8', 9, Math.min(textEnd, length)).replace(/\0+$/, '');
   }
   throw new Error(`${source} ends inside its BCF header`);
+}
+
+/** The CHROM and 0-based start (POS - 1) of the data line at `at`, when its first two columns are all in `bytes`. */
+export function vcfRecordAt(bytes: Buffer, at: number): { reference: string; start: number } | undefined {
+  const tab1 = bytes.indexOf(TAB, at);
+  const tab2 = tab1 === -1 ? -1 : bytes.indexOf(TAB, tab1 + 1);
+  const lineEnd = bytes.indexOf(NEWLINE, at);
+  if (tab2 === -1 || (lineEnd !== -1 && tab2 > lineEnd)) return undefined;
+  const pos = Number(bytes.toString('latin1', tab1 + 1, tab2));
+  return Number.isSafeInteger(pos) ? { reference: bytes.toString('utf8', at, tab1), start: pos - 1 } : undefined;
 }

@@ -2,6 +2,7 @@
  * The VCF header: its meta-information lines become VariantSetMetadata entries, its #CHROM line names
  * the samples (call sets), and its INFO/FORMAT definitions say how values are typed on the wire.
  */
+import type { HeaderSequence } from '../../formats/sequences.js';
 import type { VariantSetMetadataRecord } from './messages.js';
 
 /**
@@ -115,4 +116,46 @@ export function fieldTypesOf(metadata: MetadataEntry[]): FieldTypes {
     if (m.key === `FORMAT.${m.id}` && !format.has(m.id)) format.set(m.id, valueType(m.type));
   }
   return { info, format };
+}
+
+/** The ##contig lines of a header, in order, with the length and MD5 they give. */
+export function contigsOf(header: VcfHeader): HeaderSequence[] {
+  return header.metadata
+    .filter((m) => m.id !== undefined && m.key === `contig.${m.id}`)
+    .map((m) => {
+      const extra = new Map(m.extra ?? []);
+      const length = Number(extra.get('length'));
+      return { name: m.id!, length: Number.isSafeInteger(length) ? length : undefined, md5: extra.get('md5') };
+    });
+}
+
+/** A header line's identity when headers are merged: `KIND.ID` for a structured line, its key for another. */
+function mergeKey(line: string): string {
+  const entry = metadataOf(line);
+  return entry?.key ?? line;
+}
+
+/**
+ * One header for the files of a set read as one stream, as `bcftools concat` writes it: the first
+ * file's header, each file's contigs declared (a contig its index lists without a ##contig line gets
+ * one, as htslib adds), and each line of the later files whose key the header lacks put after the last
+ * line of its kind, or else before #CHROM.
+ */
+export function mergedHeaderText(files: Array<{ text: string; contigs: string[] }>): string {
+  const lines = files[0].text.replace(/\n$/, '').split('\n');
+  const keys = new Set(lines.map(mergeKey));
+  for (const { text, contigs } of files) {
+    const own = text.split('\n').filter((l) => l.startsWith('##'));
+    for (const line of [...own, ...contigs.map((id) => `##contig=<ID=${id}>`)]) {
+      const key = mergeKey(line);
+      if (keys.has(key)) continue;
+      keys.add(key);
+      const kind = line.slice(0, line.indexOf('=') + 1);
+      let after = lines.length - 1;
+      while (after >= 0 && !lines[after].startsWith(kind)) after--;
+      if (after === -1) after = lines.findIndex((l) => l.startsWith('#CHROM')) - 1;
+      lines.splice(after + 1, 0, line);
+    }
+  }
+  return lines.join('\n') + '\n';
 }
