@@ -49,7 +49,7 @@ async function regionChunks(file: ServedFile, layout: BgzfLayout, region: Region
   const end = region.end;
   const reference = file.format === 'VCF' ? region.referenceName : refId;
   const recordAt = RECORD_AT[file.format as keyof typeof RECORD_AT];
-  /** Whether the record at an offset begins past the region (undefined: it cannot be read there). */
+  /** Whether the record at an offset begins past the region (false when its fields are not all in that block). */
   const past = async (offset: number) => {
     const { blockPosition, dataPosition } = unpackOffset(offset);
     const record = recordAt((await blocks.at(blockPosition)).data, dataPosition);
