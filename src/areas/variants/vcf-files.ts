@@ -1,7 +1,7 @@
 /**
  * Reading records from bgzipped, indexed VCF files: the index (tabix .tbi or .csi, parsed by
  * @gmod/tabix) finds where a region starts; the records are then read forward from there in bounded
- * slices (bgzf.ts) and the caller stops once it has what it needs.
+ * slices (src/formats/bgzf.ts) and the caller stops once it has what it needs.
  */
 import { CSI, TBI } from '@gmod/tabix';
 import type { GenericFilehandle } from 'generic-filehandle2';
