@@ -100,6 +100,22 @@ ga4gh repo add-referenceset "$REGISTRY" "$DEMO/reads/hg19-names.fa" --name hg19-
 ga4gh repo add-readgroupset "$REGISTRY" demo "$D/datasets/dataset1/reads/wgEncodeUwRepliSeqBg02esG1bAlnRep1_sample.bam" \
   --referenceset hg19-names --name wgEncode-sample
 
+# The htsget test files (htsget area of the demo): each on a reference set read from its own header
+# (no FASTA: hs37d5 is not shipped), with its other encoding beside it, so that htsget serves
+# htsnexus_test_NA12878 as BAM and CRAM and the VCFs as VCF and BCF.
+cp -r testdata/htsget "$DEMO"/
+chmod -R u+w "$DEMO/htsget"
+H=$DEMO/htsget
+ga4gh repo add-referenceset "$REGISTRY" --dictionary "$H/htsnexus_test_NA12878.bam" --name hs37d5 \
+  --description "hs37d5, names, lengths and MD5s from the htsget test BAM's header (no bases)"
+ga4gh repo add-readgroupset "$REGISTRY" demo "$H/htsnexus_test_NA12878.bam" --referenceset hs37d5 \
+  --alternate "$H/htsnexus_test_NA12878.cram"
+for vcf in spec-v4.3 sample1-bcbio-cancer; do
+  ga4gh repo add-referenceset "$REGISTRY" --dictionary "$H/$vcf.vcf.gz" --name "$vcf-contigs" \
+    --description "The contigs of $vcf.vcf.gz's header (no bases)"
+  ga4gh repo add-variantset "$REGISTRY" demo "$H/$vcf.vcf.gz" --referenceset "$vcf-contigs" --alternate "$H/$vcf.bcf"
+done
+
 # Sequence annotations (features and continuous areas). The Sequence Ontology (loaded above) gives
 # feature types their SO terms. The compliance BRCA1 annotation is on hg37; the reference server's GFF3 and bigWig
 # files name sequences of several assemblies, so a FASTA holding just those names (60 N each: the
