@@ -86,7 +86,11 @@ async function samSequences(kind: 'sam' | 'bam' | 'cram', location: string): Pro
 }
 
 async function vcfSequences(kind: 'vcf' | 'bgzipped vcf' | 'bcf', location: string): Promise<Listed[]> {
-  const [{ readBcfHeaderText, readHeaderText }, { metadataOf }] = await Promise.all([import('../variants/vcf-files.js'), import('../variants/vcf-header.js')]);
+  const [{ readBcfHeaderText }, { readHeaderText }, { metadataOf }] = await Promise.all([
+    import('../variants/bcf-files.js'),
+    import('../variants/vcf-files.js'),
+    import('../variants/vcf-header.js'),
+  ]);
   const lines =
     kind === 'vcf'
       ? await headerLines(location, (line) => line.startsWith('#'))

@@ -274,26 +274,6 @@ export async function readHeaderText(file: GenericFilehandle, source: string): P
   throw new Error(`${source} has no #CHROM header line; is it a VCF file?`);
 }
 
-/**
- * The header text of a BCF file (VCF 4.3 section 6.2: the magic `BCF\2\2`, the text's length as a
- * little-endian uint32, then the text, NUL-terminated), inflated from its first BGZF blocks.
- */
-export async function readBcfHeaderText(file: GenericFilehandle, source: string): Promise<string> {
-  const pieces: Buffer[] = [];
-  let length = 0;
-  for await (const { bytes } of readLinesFrom(file, { blockPosition: 0, dataPosition: 0 }, source)) {
-    pieces.push(bytes);
-    length += bytes.length;
-    if (length < 9) continue;
-    const head = pieces.length > 1 ? Buffer.concat(pieces) : bytes;
-    if (head.toString('latin1', 0, 4) !== 'BCF\x02') throw new Error(`${source} is not a BCF 2 file (no BCF magic number)`);
-    const textEnd = 9 + head.readUInt32LE(5);
-    // The pieces end at line ends, and the text's last line ends just before its NUL.
-    if (length >= textEnd - 1) return head.toString('utf8', 9, Math.min(textEnd, length)).replace(/\0+$/, '');
-  }
-  throw new Error(`${source} ends inside its BCF header`);
-}
-
 /** The CHROM and 0-based start (POS - 1) of the data line at `at`, when its first two columns are all in `bytes`. */
 export function vcfRecordAt(bytes: Buffer, at: number): { reference: string; start: number } | undefined {
   const tab1 = bytes.indexOf(TAB, at);
