@@ -27,10 +27,7 @@ let location: string;
 const cli = (...args: string[]) => runCliAsync('repo', ...args);
 const listed = async () => JSON.parse((await cli('list', location, '--json')).stdout);
 
-/**
- * The problems `repo check` finds that name `what`. (The whole check fails on this registry: its
- * reference sets, written from headers, have no FASTA for the references check to open.)
- */
+/** The problems `repo check` finds that name `what` (its lines about other sets are not this test's). */
 const problemsNaming = async (what: RegExp) => (await cli('check', location)).stderr.split('\n').filter((line) => what.test(line));
 
 async function refuses(command: string, args: string[], message: RegExp) {

@@ -42,23 +42,11 @@ export function tools(dir: string): Tools {
   return { run: (command, ...args) => run(command, args).toString('utf8'), bytes: (command, ...args) => run(command, args), output: (command, ...args) => output(command, args) };
 }
 
-/** A sequence a header declares: SAM @SQ, VCF ##contig. */
+/** A sequence a VCF header declares in a ##contig line. */
 export interface Declared {
   name: string;
   length: number;
   md5?: string;
-}
-
-/** The @SQ lines of a BAM or CRAM header, as samtools reads them. */
-export function samSequences(t: Tools, file: string): Declared[] {
-  return t
-    .run('samtools', 'view', '-H', file)
-    .split('\n')
-    .filter((line) => line.startsWith('@SQ\t'))
-    .map((line) => {
-      const tags = Object.fromEntries(line.split('\t').slice(1).map((f) => [f.slice(0, 2), f.slice(3)]));
-      return { name: tags.SN, length: Number(tags.LN), md5: tags.M5 };
-    });
 }
 
 /** The ##contig lines of a VCF or BCF header, as bcftools reads them. */
