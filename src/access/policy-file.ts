@@ -72,6 +72,7 @@ class PolicyReader {
         this.problem(key ?? node, field, 'has a key that is not a string');
         continue;
       }
+      if (this.repeated(entries, key, `${field}.${key.value}`, key.value)) continue;
       if (known.includes(key.value)) entries.set(key.value, { key, value: pair.value });
       else if (!key.value.startsWith('x-')) this.problem(key, `${field}.${key.value}`, `is not a key here (known: ${known.join(', ')})`);
     }
@@ -88,9 +89,18 @@ class PolicyReader {
         this.problem(key ?? node, field, 'has a name that is not a non-empty string');
         continue;
       }
-      entries.set(String(key.value), { key, value: pair.value });
+      const name = String(key.value);
+      if (!this.repeated(entries, key, `${field}.${name}`, name)) entries.set(name, { key, value: pair.value });
     }
     return entries;
+  }
+
+  /** True (and a problem) when `name` is a key of the mapping already. */
+  private repeated(entries: Entries, key: Node, field: string, name: string): boolean {
+    const first = entries.get(name);
+    if (!first) return false;
+    this.problem(key, field, `is named twice (first on line ${this.lineOf(first.key)})`);
+    return true;
   }
 
   list(node: Node | null, field: string): Array<Node | null> | undefined {
@@ -334,7 +344,7 @@ const TOP_KEYS = ['issuers', 'visas', 'datasets', 'default', 'keys', 'leewaySeco
 /** Reads and checks a whole policy file's text; throws PolicyInvalid naming every problem. `source` names the file in messages. */
 export function readPolicy(text: string, source: string): ReadPolicy {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
   if (doc.errors.length) {
     throw new PolicyInvalid(doc.errors.map((e) => `${source}:${e.linePos?.[0].line ?? lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`));
   }
