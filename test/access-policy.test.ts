@@ -232,7 +232,7 @@ describe('API keys from ga4gh access add-key', () => {
   });
 
   it('the key verifies from ?key= and from Authorization: Bearer, and gets its levels', async () => {
-    for (const request of [{ headers: {}, keys: [key] }, { headers: { authorization: `Bearer ${key}` }, keys: [] }]) {
+    for (const request of [{ headers: {}, queryKeys: [key] }, { headers: { authorization: `Bearer ${key}` }, queryKeys: [] }]) {
       const result = await resolver.resolve(request);
       assert.ok(result.ok);
       assert.deepEqual(result.caller, { kind: 'key', name: 'pipeline' });
@@ -243,12 +243,12 @@ describe('API keys from ga4gh access add-key', () => {
 
   it('a wrong key, a key of another policy, two keys, a key with a token: refused', async () => {
     const flipped = key.slice(0, -5) + (key.at(-5) === 'A' ? 'B' : 'A') + key.slice(-4);
-    refusedFor(await resolver.resolve({ headers: {}, keys: [flipped] }), /none of the policy's keys/);
+    refusedFor(await resolver.resolve({ headers: {}, queryKeys: [flipped] }), /none of the policy's keys/);
     const other = /^key: (\S+)$/m.exec(runCli('access', 'add-key', 'other', '--dataset', 'cohort1=data').stdout)![1];
-    refusedFor(await resolver.resolve({ headers: { authorization: `Bearer ${other}` }, keys: [] }), /none of the policy's keys/);
-    refusedFor(await resolver.resolve({ headers: {}, keys: [key, key] }), /gives 2 keys/);
-    refusedFor(await resolver.resolve({ headers: { authorization: 'Bearer a.b.c' }, keys: [key] }), /both a key and an Authorization token/);
-    refusedFor(await resolver.resolve({ headers: {}, keys: [''] }), /none of the policy's keys/);
+    refusedFor(await resolver.resolve({ headers: { authorization: `Bearer ${other}` }, queryKeys: [] }), /none of the policy's keys/);
+    refusedFor(await resolver.resolve({ headers: {}, queryKeys: [key, key] }), /gives 2 keys/);
+    refusedFor(await resolver.resolve({ headers: { authorization: 'Bearer a.b.c' }, queryKeys: [key] }), /both a key and an Authorization token/);
+    refusedFor(await resolver.resolve({ headers: {}, queryKeys: [''] }), /none of the policy's keys/);
   });
 
   it('--policy adds the entry to a YAML file, its comments kept, and refuses a name already there', () => {
@@ -277,7 +277,7 @@ describe('API keys from ga4gh access add-key', () => {
     const json = JSON.parse(fs.readFileSync(file, 'utf8'));
     assert.equal(json.keys[0].name, 'script');
     const fromFile = readPolicy(fs.readFileSync(file, 'utf8'), 'policy.json').policy;
-    const result = await callerResolver(fromFile, new KeySets()).resolve({ headers: {}, keys: [/^key: (\S+)$/m.exec(added.stdout)![1]] });
+    const result = await callerResolver(fromFile, new KeySets()).resolve({ headers: {}, queryKeys: [/^key: (\S+)$/m.exec(added.stdout)![1]] });
     assert.ok(result.ok && result.caller.kind === 'key' && result.caller.name === 'script');
   });
 

@@ -55,7 +55,7 @@ datasets:
       - { visa: true, level: record }
 `;
 
-const bearer = (token: string, headers: Record<string, string> = {}): RequestCredentials => ({ headers: { authorization: `Bearer ${token}`, ...headers }, keys: [] });
+const bearer = (token: string, headers: Record<string, string> = {}): RequestCredentials => ({ headers: { authorization: `Bearer ${token}`, ...headers }, queryKeys: [] });
 
 function callerOf(result: CallerResolution): Caller {
   assert.ok(result.ok, result.ok ? '' : `refused: ${result.refused.reason}`);
@@ -83,7 +83,7 @@ describe('access tokens', () => {
   });
 
   it('no credentials: the anonymous caller', async () => {
-    assert.deepEqual(callerOf(await resolver.resolve({ headers: {}, keys: [] })), { kind: 'anonymous' });
+    assert.deepEqual(callerOf(await resolver.resolve({ headers: {}, queryKeys: [] })), { kind: 'anonymous' });
   });
 
   it('an expired token is refused, but not within the leeway', async () => {
@@ -150,7 +150,7 @@ describe('access tokens', () => {
   });
 
   it('an Authorization header that is not one bearer token, or a bearer that is neither a JWT nor a key, is refused', async () => {
-    assertRefused(await resolver.resolve({ headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' }, keys: [] }), /not of the Bearer scheme/, 'YWxpY2U6c2VjcmV0');
+    assertRefused(await resolver.resolve({ headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' }, queryKeys: [] }), /not of the Bearer scheme/, 'YWxpY2U6c2VjcmV0');
     assertRefused(await resolver.resolve(bearer('not-a-token')), /neither a JWT nor a key/, 'not-a-token');
   });
 
@@ -300,8 +300,8 @@ describe('passports and visas', () => {
       assert.equal((await levelsOf(bearer(token, { 'ga4gh-passport': header }))).cohort1, 'data', header.slice(0, 40));
     }
     // A passport JWT alone is a token of a trusted issuer: the caller is its subject.
-    assert.equal((await levelsOf({ headers: { 'ga4gh-passport': await passport([visa]) }, keys: [] })).cohort1, 'data');
-    const alone = await resolver.resolve({ headers: { 'ga4gh-passport': JSON.stringify([visa]) }, keys: [] });
+    assert.equal((await levelsOf({ headers: { 'ga4gh-passport': await passport([visa]) }, queryKeys: [] })).cohort1, 'data');
+    const alone = await resolver.resolve({ headers: { 'ga4gh-passport': JSON.stringify([visa]) }, queryKeys: [] });
     assertRefused(alone, /comes with the bearer token/, visa);
   });
 

@@ -40,12 +40,22 @@ function checked(text: string, file: string, when: string): void {
   }
 }
 
+/** The policy as JSON, when the file is JSON (a YAML file may start with a flow mapping too). */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  if (!/^\s*\{/.test(text)) return undefined;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The policy's text with the entry appended to its `keys:` (comments and layout of a YAML file kept). */
 function withKey(text: string, entry: { name: string; hash: string; datasets: Record<string, Level> }): string {
-  if (/^\s*\{/.test(text)) {
-    const policy = JSON.parse(text) as { keys?: unknown[] };
-    policy.keys = [...(policy.keys ?? []), entry];
-    return `${JSON.stringify(policy, null, 2)}\n`;
+  const json = jsonObjectOf(text);
+  if (json) {
+    json.keys = [...(Array.isArray(json.keys) ? json.keys : []), entry];
+    return `${JSON.stringify(json, null, 2)}\n`;
   }
   const doc = parseDocument(text);
   const node = doc.createNode(entry) as YAMLMap;

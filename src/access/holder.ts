@@ -36,7 +36,7 @@ const FILE_CHANGED = 'file changed';
 
 const counted = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
-function describe(policy: AccessPolicy): string {
+function summaryOf(policy: AccessPolicy): string {
   return [
     counted(policy.datasets.size, 'dataset'),
     counted(policy.issuers.length, 'issuer'),
@@ -67,7 +67,7 @@ export class AccessPolicyHolder {
   summary(): string {
     const { policy } = this.snapshot;
     if (policy === null) return 'access: no --access-policy given: every dataset is open to every caller (level data)';
-    return `access policy ${this.options.file} in force: ${describe(policy)}`;
+    return `access policy ${this.options.file} in force: ${summaryOf(policy)}`;
   }
 
   /** Reads and checks the policy file (a UserError naming every problem in one line when it fails), then watches it. */
@@ -117,7 +117,7 @@ export class AccessPolicyHolder {
     try {
       // A change event that leaves the text as it was (a touch, an editor's backup) is no reload.
       const changed = await this.load(trigger === FILE_CHANGED);
-      if (changed) this.options.log(`access policy ${file} reloaded (${trigger}): ${describe(this.snapshot.policy!)}`);
+      if (changed) this.options.log(`access policy ${file} reloaded (${trigger}): ${summaryOf(this.snapshot.policy!)}`);
     } catch (e) {
       this.options.log(`access policy ${file} refused (${trigger}), the one loaded at ${previous.loadedAt.toISOString()} stays in force: ${(e as Error).message}`);
     }

@@ -135,6 +135,7 @@ function linkedIdentities(visas: readonly VerifiedVisa[]): (a: VerifiedVisa, b: 
 
 /** Checks a visa's `ga4gh_visa_v1` object; a string says why it does not count. */
 function visaObjectOf(payload: JWTPayload, nowSeconds: number, leewaySeconds: number): CheckedVisa | string {
+  if (typeof payload.sub !== 'string' || payload.sub === '') return 'its sub is not a string';
   const object = payload.ga4gh_visa_v1 as Record<string, unknown> | undefined;
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return 'it holds no ga4gh_visa_v1 object';
   const { type, asserted, value, source, by } = object;

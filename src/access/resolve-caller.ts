@@ -3,12 +3,12 @@
  * `GA4GH-Passport` header and the `key` of its query, under one policy. Credentials that do not
  * verify are refused (never taken for anonymous), so that a caller with an expired token learns it.
  */
+import type { JWTPayload } from 'jose';
 import { ANONYMOUS, type Caller, type VerifiedVisa } from './callers.js';
 import { KeyVerifier, looksLikeApiKey } from './keys.js';
 import { passportGiven, verifyVisas, visasInPassport } from './passports.js';
 import type { AccessPolicy, TrustedIssuer } from './policy.js';
 import { CredentialsRefused, KeySets, looksLikeJwt, verifyAccessToken } from './tokens.js';
-import type { JWTPayload } from 'jose';
 
 /** The header a list of visas (or a passport JWT) comes in beside the access token. */
 export const PASSPORT_HEADER = 'ga4gh-passport';
@@ -16,8 +16,8 @@ export const PASSPORT_HEADER = 'ga4gh-passport';
 /** What the resolver needs of a request: its headers (lower-case names, as node:http gives them) and its query's `key` values. */
 export interface RequestCredentials {
   headers: Record<string, string | string[] | undefined>;
-  /** Every `key` of the query string, in order (none: an empty list). */
-  keys: readonly string[];
+  /** Every `key` parameter of the query string, in order (none: an empty list). */
+  queryKeys: readonly string[];
 }
 
 export type CallerResolution =
@@ -73,11 +73,11 @@ export function callerResolver(policy: AccessPolicy, keySets: KeySets): CallerRe
     return { caller, ignoredVisas: ignored };
   };
 
-  const resolveOrThrow = async ({ headers, keys }: RequestCredentials): Promise<{ caller: Caller; ignoredVisas: string[] }> => {
+  const resolveOrThrow = async ({ headers, queryKeys }: RequestCredentials): Promise<{ caller: Caller; ignoredVisas: string[] }> => {
     const bearer = bearerTokenOf(headers);
     const passportText = single(headers[PASSPORT_HEADER], 'GA4GH-Passport');
-    if (keys.length > 1) throw new CredentialsRefused(`the query gives ${keys.length} keys`);
-    const queryKey = keys[0];
+    if (queryKeys.length > 1) throw new CredentialsRefused(`the query gives ${queryKeys.length} keys`);
+    const queryKey = queryKeys[0];
     if (queryKey !== undefined) {
       if (bearer !== undefined) throw new CredentialsRefused('the request gives both a key and an Authorization token: one caller, one credential');
       if (passportText !== undefined) throw new CredentialsRefused('a key takes no passport');

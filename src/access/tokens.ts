@@ -171,7 +171,7 @@ function reasonOf(e: unknown, issuer: string, what: string): string | undefined 
   if (e instanceof errors.JWTExpired) return `the ${what} expired${typeof e.payload.exp === 'number' ? ` at ${new Date(e.payload.exp * 1000).toISOString()}` : ''}`;
   if (e instanceof errors.JWTClaimValidationFailed) {
     if (e.claim === 'nbf') return `the ${what} is not valid before ${typeof e.payload.nbf === 'number' ? new Date(e.payload.nbf * 1000).toISOString() : 'its nbf'}`;
-    if (e.claim === 'aud') return `the ${what}'s audience is not one ${issuer} tokens must name here`;
+    if (e.claim === 'aud') return `the ${what} is for another audience than the one ${issuer} tokens must name here`;
     return `the ${what}'s ${e.claim} claim fails: ${e.reason}`;
   }
   if (e instanceof errors.JWSSignatureVerificationFailed) return `the ${what}'s signature does not verify with the keys of ${issuer}`;
@@ -222,5 +222,6 @@ export async function verifyAccessToken(
   const issuer = issuers.find((i) => i.issuer === iss);
   if (!issuer) throw new CredentialsRefused(typeof iss === 'string' ? `the token's issuer ${loggable(iss)} is not trusted` : 'the token names no issuer');
   const payload = await verifyWithIssuer(token, header, issuer, keySets, 'token', { required: ['iss', 'sub', 'exp'], audience: issuer.audience, leewaySeconds });
+  if (typeof payload.sub !== 'string' || payload.sub === '') throw new CredentialsRefused('the token\'s sub is not a string');
   return { issuer, payload };
 }
