@@ -42,9 +42,12 @@ const TWO_DATASETS = 'datasets:\n  cohort1: { anonymous: none }\n  cohort2: { an
 const INVALID = 'datasets:\n  cohort1:\n    anonymous: none\n    authenticated: everything\n';
 
 describe('serve --access-policy', () => {
-  it('without it, one line at start says every dataset is open', async () => {
+  it('without it, one line at start says every dataset is open, and SIGHUP does not stop the server', async () => {
     const server = await startServeProcess(location);
     await waitFor(server.stderr, /access: no --access-policy given: every dataset is open to every caller \(level data\)/);
+    server.signal('SIGHUP');
+    await waitFor(server.stderr, /access: SIGHUP: no --access-policy to read again; every dataset stays open/);
+    assert.equal((await fetch(`${server.url}/service-info`)).status, 200);
     await server.stop();
   });
 

@@ -245,7 +245,8 @@ function serveCommand(program: Command): void {
         say(`web page: ${server.url}/  API docs: ${server.url}/docs  OpenAPI: ${server.url}/openapi.json`);
         process.stderr.write(`${new Date().toISOString()} started: serving ${location} at ${server.url}\n`);
         process.stderr.write(`${new Date().toISOString()} ${server.access.summary()}\n`);
-        if (opts.accessPolicy !== undefined) process.on('SIGHUP', () => void server.access.reload('SIGHUP'));
+        // Always handled, so that a reload (systemctl reload) never stops a server that has no policy to read.
+        process.on('SIGHUP', () => void server.access.reload('SIGHUP'));
         const stop = async (signal: string) => {
           process.stderr.write(`${new Date().toISOString()} stopping (${signal}): no new connections\n`);
           await server.close();
