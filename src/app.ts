@@ -1,13 +1,32 @@
 /** Assembles a server from a registry and settings: every area's and interface's routes on one HTTP listener. */
+import { AccessPolicyHolder } from './access/holder.js';
+import { listDatasets } from './areas/datasets/store.js';
 import { allMigrations, areas, routesOfAreas, type AppContext } from './areas/index.js';
 import type { ServerConfig } from './config.js';
 import { streamSlotsOf, type StreamSlots } from './http/limits.js';
 import { routesOfInterfaces } from './interfaces/index.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
-import { openRegistry } from './registry/registry.js';
+import { openRegistry, type Registry } from './registry/registry.js';
 import { mainThreadPages } from './workers/main-thread-pages.js';
 import { pageWorkerPool } from './workers/pool.js';
+
+/** A running server and the access policy it holds (read again on reload()). */
+export interface AssembledServer extends RunningServer {
+  access: AccessPolicyHolder;
+}
+
+/** The names of every dataset of the registry: an access policy may name no other. */
+async function datasetNamesOf(registry: Registry): Promise<Set<string>> {
+  const names = new Set<string>();
+  const PAGE = 1000;
+  for (let page = await listDatasets(registry, undefined, PAGE); page.length; page = await listDatasets(registry, page[page.length - 1].name, PAGE)) {
+    for (const row of page) names.add(row.name);
+  }
+  return names;
+}
+
+const logLine = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 
 /** The longest a page built ahead of its request is kept (and never longer than the registry cache time). */
 const READ_AHEAD_HOLD_MS = 10_000;
@@ -20,7 +39,7 @@ export async function startServer(
   location: string,
   config: ServerConfig,
   streams: StreamSlots = streamSlotsOf(config.limits),
-): Promise<RunningServer> {
+): Promise<AssembledServer> {
   const registry = await openRegistry(location, allMigrations());
   const cleanups: Array<() => void | Promise<void>> = [];
   const readAhead = { maxBytes: config.readAheadBytes, holdMs: Math.min(READ_AHEAD_HOLD_MS, config.registryCacheMs) };
@@ -42,12 +61,20 @@ export async function startServer(
     onClose: (fn) => cleanups.push(fn),
   };
   try {
+    // Read and checked before any route exists: a policy that fails its checks stops the start.
+    const access = await AccessPolicyHolder.start({
+      file: config.options.accessPolicy as string | undefined,
+      knownDatasets: () => datasetNamesOf(registry),
+      log: logLine,
+    });
+    cleanups.push(() => access.close());
     const areaRoutes = await routesOfAreas(app);
     // The web page and API docs describe the 0.6.0a10 areas; the other interfaces have specifications of their own.
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...(await routesOfInterfaces(app)), ...webRoutes(areaRoutes)];
     const server = await startHttpServer(routes, config, streams);
     return {
       ...server,
+      access,
       async close() {
         await server.close();
         for (const fn of cleanups.reverse()) await fn();

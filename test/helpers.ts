@@ -234,6 +234,8 @@ export interface ServeProcess {
   url: string;
   /** Everything the server wrote to standard error so far. */
   stderr(): string;
+  /** Sends the server process a signal (SIGHUP...). */
+  signal(name: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -262,7 +264,7 @@ export function startServeProcessWith(env: NodeJS.ProcessEnv, registry: string, 
     child.stdout.on('data', (d) => {
       stdout += d;
       const m = /serving .* at (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve({ url: m[1], stderr: () => stderr, stop });
+      if (m) resolve({ url: m[1], stderr: () => stderr, signal: (name) => void child.kill(name), stop });
     });
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });

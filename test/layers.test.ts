@@ -74,6 +74,16 @@ describe('layers', () => {
     assert.deepEqual(offending, []);
   });
 
+  it('access control imports nothing of the areas, the interfaces, the web page nor the HTTP layer: they ask it', () => {
+    const outside = ['areas', 'interfaces', 'web', 'http'].map((dir) => path.join(SRC, dir) + path.sep);
+    const offending = filesUnder(path.join(SRC, 'access')).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => outside.some((dir) => target.startsWith(dir)))
+        .map((target) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, target)}`),
+    );
+    assert.deepEqual(offending, []);
+  });
+
   it('the reader of imports sees the imports it is meant to see', () => {
     // Guards the test above against a pattern that matches nothing.
     const app = importsOf(path.join(SRC, 'app.ts')).map((f) => path.relative(SRC, f));

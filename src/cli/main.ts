@@ -190,7 +190,8 @@ function serveCommand(program: Command): void {
     .option('--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept', integerAtLeast(1), defaults.limits.keepAliveTimeoutMs)
     .option('--idle-timeout-ms <ms>', 'close a connection with no bytes either way for this long (0: never)', integerAtLeast(0), defaults.limits.idleTimeoutMs)
     .option('--rate-limit <n>', 'requests a second from one client address, averaged (0: no limit)', integerAtLeast(0), defaults.limits.ratePerSecond)
-    .option('--rate-burst <n>', 'requests one address may send at once above --rate-limit', integerAtLeast(1), defaults.limits.rateBurst);
+    .option('--rate-burst <n>', 'requests one address may send at once above --rate-limit', integerAtLeast(1), defaults.limits.rateBurst)
+    .option('--access-policy <file>', 'YAML or JSON file saying who may see which dataset at which level; read again on SIGHUP and when it changes (without it, every dataset is open)');
   for (const area of areas) area.serveOptions?.(serve);
   for (const iface of interfaces) iface.serveOptions?.(serve);
   serve.action(
@@ -243,6 +244,9 @@ function serveCommand(program: Command): void {
         say(`serving ${location} at ${server.url}`);
         say(`web page: ${server.url}/  API docs: ${server.url}/docs  OpenAPI: ${server.url}/openapi.json`);
         process.stderr.write(`${new Date().toISOString()} started: serving ${location} at ${server.url}\n`);
+        process.stderr.write(`${new Date().toISOString()} ${server.access.summary()}\n`);
+        // Always handled, so that a reload (systemctl reload) never stops a server that has no policy to read.
+        process.on('SIGHUP', () => void server.access.reload('SIGHUP'));
         const stop = async (signal: string) => {
           process.stderr.write(`${new Date().toISOString()} stopping (${signal}): no new connections\n`);
           await server.close();
@@ -255,6 +259,23 @@ function serveCommand(program: Command): void {
     );
 }
 
+function accessCommands(program: Command): void {
+  const access = program.command('access').description('access control: API keys of the access policy (see ga4gh serve --access-policy)');
+  access
+    .command('add-key')
+    .description('make a new API key: print it once, with the entry of the policy\'s keys: that grants it')
+    .argument('<name>', 'the key\'s name, as access logs give it')
+    .option('--dataset <dataset=level>', 'a dataset and the level the key gives for it (none, boolean, count, record, data); repeatable', (value: string, previous: string[]) => [...previous, value], [])
+    .option('--policy <file>', 'add the entry to this policy file (checked before and after; replaced in one rename, so a server watching it reads it whole)')
+    .action(
+      action(async (name: string, opts: { dataset: string[]; policy?: string }) => {
+        const { addKey } = await import('../access/add-key.js');
+        for (const line of await addKey(name, opts.dataset, opts.policy)) say(line);
+        process.stderr.write('the key is shown only now: the policy keeps its hash, from which it cannot be recovered\n');
+      }),
+    );
+}
+
 export function buildProgram(): Command {
   const program = new Command('ga4gh')
     .description('register genomic files and serve them over the GA4GH 0.6.0a10 HTTP/JSON interface')
@@ -263,5 +284,6 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
   repoCommands(program);
   serveCommand(program);
+  accessCommands(program);
   return program;
 }
