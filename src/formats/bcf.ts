@@ -557,6 +557,9 @@ export class BcfDecoder {
     out.byte(TAB);
     this.info();
     if (this.p !== this.sharedEnd) throw this.fail('its shared part is longer than its fields');
+    // The layout of the individual part is read even when no sample is written: a few bytes, and a
+    // record whose FORMAT fields do not fill it is damaged whichever samples are asked for.
+    this.formatLayout();
     if (this.sampleCount > 0 && (samples === 'all' || samples.length > 0)) this.formatColumns(samples);
     return { contig: this.contig, start: this.start, bytes: out.bytes, lineStart: out.lineStart, lineEnd: out.at };
   }
@@ -684,18 +687,22 @@ export class BcfDecoder {
     }
   }
 
-  /** FORMAT and the sample columns: the fields' layout is read first, then each wanted sample's values. */
-  private formatColumns(samples: SampleChoice): void {
-    const out = this.out;
-    const n = this.nFormat;
+  /** The FORMAT fields of the placed record: key, type, values per sample and where the first sample's begin. */
+  private readonly keys: number[] = [];
+  private readonly types: number[] = [];
+  private readonly counts: number[] = [];
+  private readonly starts: number[] = [];
+
+  /** Reads the layout of the individual part into keys, types, counts and starts, checking it fills the part. */
+  private formatLayout(): void {
+    const { keys, types, counts, starts } = this;
+    keys.length = types.length = counts.length = starts.length = 0;
     this.p = this.sharedEnd;
     this.limit = this.recordEnd;
-    const keys: number[] = [];
-    const types: number[] = [];
-    const counts: number[] = [];
-    const starts: number[] = [];
-    for (let i = 0; i < n; i++) {
-      keys.push(this.typedInt());
+    for (let i = 0; i < this.nFormat; i++) {
+      const key = this.typedInt();
+      this.name(key);
+      keys.push(key);
       this.descriptor();
       types.push(this.type);
       counts.push(this.count);
@@ -705,6 +712,13 @@ export class BcfDecoder {
       this.p += size;
     }
     if (this.p !== this.recordEnd) throw this.fail('its individual part is longer than its fields');
+  }
+
+  /** FORMAT and the sample columns (the layout read by formatLayout), each wanted sample's values decoded. */
+  private formatColumns(samples: SampleChoice): void {
+    const out = this.out;
+    const n = this.nFormat;
+    const { keys, types, counts, starts } = this;
     out.byte(TAB);
     if (n === 0) out.byte(DOT);
     for (let i = 0; i < n; i++) {
