@@ -18,6 +18,7 @@ import { loadDictionaryReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { idOf, newRegistry, runCliAsync, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
 import { request, saved, ticketBytes, tools } from './htsget-fixture.js';
+import { startRangeServer } from './range-server.js';
 
 const dir = tempDir('ga4gh-bcf-');
 const t = tools(dir);
@@ -580,5 +581,26 @@ describe('repo add-variantset with BCF files, as a user runs it', () => {
     await refuses([at('cut.bcf'), '--referenceset', 'b36'], /cannot read .*cut\.bcf with its index .*: it has no BGZF end-of-file block/);
     const listed = JSON.parse((await cli('list', location, '--json')).stdout);
     assert.deepEqual(listed.variant_sets.map((s: any) => s.name), ['split']);
+  });
+});
+
+describe('a BCF behind HTTP range requests', () => {
+  it('registers by URL with its .csi beside it, and answers as the local file; without the .csi it is refused', async () => {
+    const { bcf } = pairNamed('phase1');
+    const files = await startRangeServer(path.dirname(bcf));
+    const url = `${files.url}/${path.basename(bcf)}`;
+    const { location, registry } = await newRegistry(dir);
+    await addDataset(registry, 'ds');
+    await loadDictionaryReferenceSet(registry, pairNamed('spec').bcf, { name: 'refs' });
+    await loadVariantSet(registry, 'ds', [url], { referenceset: 'refs', name: 'phase1', allowMissingContigs: true });
+    const remote = await startTestServer(location);
+    const body = { variantSetId: variantSetId('phase1'), referenceName: '1', pageSize: 30 };
+    assert.deepEqual(await pageTexts(remote, '/variants/search', body), await pageTexts(bcfServer, '/variants/search', body));
+    assert.ok(files.log.some((line) => line.startsWith(`GET /${path.basename(bcf)} bytes=`)), 'read by ranges');
+    fs.copyFileSync(bcf, path.join(path.dirname(bcf), 'unindexed.bcf'));
+    await assert.rejects(
+      loadVariantSet(registry, 'ds', [`${files.url}/unindexed.bcf`], { referenceset: 'refs', allowMissingContigs: true }),
+      /unindexed\.bcf has no index \(unindexed\.bcf\.csi\); create one with: bcftools index/,
+    );
   });
 });

@@ -81,7 +81,7 @@ function variantFilesOf(location: string): string[] {
     if (pathOf(location).endsWith('/')) {
       throw new UserError(`${location} looks like a folder; a remote folder is not supported: give the URL of each .vcf.gz or .bcf file`);
     }
-    throw new UserError(`${location} is not a bgzipped VCF (.vcf.gz or .vcf.bgz) or a BCF (.bcf); a remote file must be indexed, with its .tbi or .csi beside it`);
+    throw new UserError(`${location} is not a bgzipped VCF (.vcf.gz or .vcf.bgz); a remote VCF must be bgzipped and indexed, with its .tbi or .csi beside it (or be a BCF, .bcf, with its .csi)`);
   }
   if (!fs.existsSync(location)) throw new UserError(`no such file or folder: ${location}`);
   if (!fs.statSync(location).isDirectory()) return [path.resolve(location)];
