@@ -16,7 +16,7 @@ import { before, describe, it } from 'node:test';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadDictionaryReferenceSet } from '../src/areas/references/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
-import { idOf, newRegistry, runCliAsync, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
+import { idOf, newRegistry, registryBefore, runCliAsync, servedAfterMigrating, startTestServer, tempDir, TESTDATA, type TestServer } from './helpers.js';
 import { request, saved, ticketBytes, tools } from './htsget-fixture.js';
 import { startRangeServer } from './range-server.js';
 
@@ -602,5 +602,27 @@ describe('a BCF behind HTTP range requests', () => {
       loadVariantSet(registry, 'ds', [`${files.url}/unindexed.bcf`], { referenceset: 'refs', allowMissingContigs: true }),
       /unindexed\.bcf has no index \(unindexed\.bcf\.csi\); create one with: bcftools index/,
     );
+  });
+});
+
+describe('a registry made before BCF sets', () => {
+  it('migrates: its files are VCF files, served as before', async () => {
+    const { vcf } = pairNamed('spec');
+    const location = path.join(fs.mkdtempSync(path.join(dir, 'old-')), 'old.sqlite');
+    const old = await registryBefore(location, 'variant set files in BCF');
+    await addDataset(old.registry, 'ds');
+    await loadDictionaryReferenceSet(old.registry, pairNamed('spec').bcf, { name: 'refs' });
+    // The rows a load wrote then: a file without a format.
+    const owner = { dataset_name: 'ds', variant_set_name: 'spec' };
+    const metadata = (await vcfServer.get(`/variantsets/${variantSetId('spec')}`)).json.metadata;
+    const db = old.registry.db as any;
+    await db.insertInto('variant_set').values({ dataset_name: 'ds', name: 'spec', reference_set_name: 'refs', metadata: JSON.stringify(metadata), created_at: new Date().toISOString() }).execute();
+    await db.insertInto('variant_set_file').values({ ...owner, ordinal: 0, path: vcf, index_path: `${vcf}.tbi`, index_kind: 'tbi', contigs: '["20"]' }).execute();
+    const samples = t.run('bcftools', 'query', '-l', vcf).split('\n').filter(Boolean);
+    await db.insertInto('call_set').values(samples.map((name, ordinal) => ({ ...owner, ordinal, name }))).execute();
+    await old.registry.close();
+    const migrated = await servedAfterMigrating(location, ['variant set files in BCF']);
+    const body = { variantSetId: variantSetId('spec'), referenceName: '20' };
+    assert.deepEqual(await pageTexts(migrated, '/variants/search', body), await pageTexts(vcfServer, '/variants/search', body));
   });
 });
