@@ -71,7 +71,7 @@ const pathOf = (location: string) => (isUrl(location) ? new URL(location).pathna
 /**
  * The VCF or BCF files a PATH argument names: itself, or the files in a folder in name order (its VCF
  * files, or its BCF files when it has no VCF: a folder holding both encodings of the same records is
- * read from the VCFs, as before BCF sets were read). A URL names one bgzipped VCF or one BCF: an HTTP
+ * read from its VCFs). A URL names one bgzipped VCF or one BCF: an HTTP
  * server (or object store) has no folder listing to read, and the loader cannot write a compressed copy
  * or an index beside a remote file.
  */
