@@ -125,7 +125,7 @@ function repoCommands(program: Command): void {
     .command('check')
     .description('open every registered file and index; exit 1 if any problem is found')
     .argument('<registry>')
-    .option('--deep', 'read every byte: inflate every block, check every VCF record, recompute every reference MD5')
+    .option('--deep', 'read every byte: inflate every block, check every VCF and BCF record, recompute every reference MD5')
     .action(
       action(async (location: string, opts: { deep?: boolean }) => {
         const progress = byteProgress('checking');

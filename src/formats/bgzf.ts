@@ -5,7 +5,8 @@
  *
  * Reading: @gmod/tabix decompresses whole index chunks at once (a whole-chromosome chunk held ~210 MB
  * and blocked the event loop for over a second, DEPENDENCIES.md), so the variant search reads forward
- * from a virtual offset in bounded slices instead, and its caller stops as soon as a page is full.
+ * from a virtual offset in bounded slices instead (lines of VCF text, or BCF records), and its caller
+ * stops as soon as a page is full.
  *
  * Writing: a plain VCF is compressed into BGZF beside the original so it can be indexed (tabix-write.ts).
  */
@@ -34,32 +35,34 @@ export function blockSizeAt(buf: Uint8Array, at: number, source: string): number
 const PIECE_BYTES = 256 * 1024;
 
 /**
- * Whole lines of decompressed text, and where they begin: `origin` names the block to inflate from
- * and how many bytes of text to skip from there (possibly more than one block holds).
+ * A piece of decompressed data, and where it begins: `origin` names the block to inflate from and how
+ * many bytes of data to skip from there (possibly more than one block holds).
  */
-export interface LinePiece {
+export interface DataPiece {
   bytes: Buffer;
   origin: VirtualOffset;
 }
 
+/** Whole lines of decompressed text, and where they begin (as DataPiece). */
+export type LinePiece = DataPiece;
+
 /**
- * Decompressed text of a BGZF file from a virtual offset onward, in pieces that end on a line
- * boundary: each piece holds whole lines only. Reads at most about 1 MB of compressed data at a time
- * and inflates it a few blocks at a time, so a reader that stops early pays for neither the rest of
- * the file nor the rest of the slice. (A cohort VCF compresses ~30-50x: one 64 KB slice inflated at
- * once was ~2 MB of text for a page that needs ~300 KB.) `start.dataPosition` may pass the end of its
- * block: the text is skipped up to there, so any `origin` given out can be used to read again.
+ * Decompressed data of a BGZF file from a virtual offset onward, in pieces of a few blocks each, as
+ * they inflate (records of a binary format may span pieces). Reads at most about 1 MB of compressed
+ * data at a time and inflates it a few blocks at a time, so a reader that stops early pays for
+ * neither the rest of the file nor the rest of the slice. (A cohort VCF compresses ~30-50x: one 64 KB
+ * slice inflated at once was ~2 MB of text for a page that needs ~300 KB.) `start.dataPosition` may
+ * pass the end of its block: the data is skipped up to there, so any `origin` given out (or a place
+ * inside a piece, counted from its origin) can be used to read again.
  */
-export async function* readLinesFrom(
+export async function* readDataFrom(
   file: GenericFilehandle,
   start: VirtualOffset,
   source: string,
-): AsyncGenerator<LinePiece> {
+): AsyncGenerator<DataPiece> {
   let position = start.blockPosition;
   let skip = start.dataPosition;
   let sliceSize = 64 * 1024;
-  let carry: Buffer = Buffer.alloc(0);
-  let carryOrigin: VirtualOffset = start;
   // A reader that reaches the end of the file must have passed the end-of-file block (an empty block):
   // without it the file was cut, at a block boundary, and records the index promises are missing.
   let blocksSeen = 0;
@@ -86,14 +89,14 @@ export async function* readLinesFrom(
       if (compressed.length < sliceSize) {
         if (compressed.length > 0) throw new Error(`${source} is truncated: it ends in the middle of a BGZF block`);
         if (!lastBlockEmpty) throw truncated();
-        break; // end of file
+        return; // end of file
       }
       sliceSize = Math.min(sliceSize * 2, MAX_SLICE * 2);
       continue;
     }
     let groupStart = 0;
     while (groupStart < used) {
-      // A run of whole blocks holding about PIECE_BYTES of text (ISIZE, the last 4 bytes of a block).
+      // A run of whole blocks holding about PIECE_BYTES of data (ISIZE, the last 4 bytes of a block).
       let groupEnd = groupStart;
       let size = 0;
       while (groupEnd < used && size < PIECE_BYTES) {
@@ -103,7 +106,7 @@ export async function* readLinesFrom(
       }
       const groupPosition = position + groupStart;
       if (skip >= size) {
-        // Text before the start that fills the whole group: not inflated at all.
+        // Data before the start that fills the whole group: not inflated at all.
         skip -= size;
         groupStart = groupEnd;
         continue;
@@ -115,32 +118,47 @@ export async function* readLinesFrom(
         data = data.subarray(skipped);
         skip -= skipped;
       }
-      const lastNewline = data.lastIndexOf(10);
-      if (lastNewline === -1) {
-        if (data.length === 0) continue;
-        if (carry.length === 0) carryOrigin = { blockPosition: groupPosition, dataPosition: skipped };
-        carry = Buffer.concat([carry, data]);
-      } else {
-        let from = 0;
-        if (carry.length) {
-          // Only the line cut by the previous group is copied; the rest is yielded as it lies (copying
-          // every piece into one buffer with the carry cost ~5% of a page).
-          from = data.indexOf(10) + 1;
-          yield { bytes: Buffer.concat([carry, data.subarray(0, from)]), origin: carryOrigin };
-        }
-        carry = Buffer.from(data.subarray(lastNewline + 1));
-        carryOrigin = { blockPosition: groupPosition, dataPosition: skipped + lastNewline + 1 };
-        if (from <= lastNewline) {
-          yield { bytes: data.subarray(from, lastNewline + 1), origin: { blockPosition: groupPosition, dataPosition: skipped + from } };
-        }
-      }
+      if (data.length) yield { bytes: data, origin: { blockPosition: groupPosition, dataPosition: skipped } };
     }
     position += used;
     if (compressed.length < sliceSize && used === compressed.length) {
       if (!lastBlockEmpty) throw truncated();
-      break; // read to the end of the file
+      return; // read to the end of the file
     }
     sliceSize = Math.min(sliceSize * 2, MAX_SLICE);
+  }
+}
+
+/**
+ * Decompressed text of a BGZF file from a virtual offset onward (readDataFrom), in pieces that end on
+ * a line boundary: each piece holds whole lines only.
+ */
+export async function* readLinesFrom(
+  file: GenericFilehandle,
+  start: VirtualOffset,
+  source: string,
+): AsyncGenerator<LinePiece> {
+  let carry: Buffer = Buffer.alloc(0);
+  let carryOrigin: VirtualOffset = start;
+  for await (const { bytes: data, origin } of readDataFrom(file, start, source)) {
+    const lastNewline = data.lastIndexOf(10);
+    if (lastNewline === -1) {
+      if (carry.length === 0) carryOrigin = origin;
+      carry = Buffer.concat([carry, data]);
+      continue;
+    }
+    let from = 0;
+    if (carry.length) {
+      // Only the line cut by the previous piece is copied; the rest is yielded as it lies (copying
+      // every piece into one buffer with the carry cost ~5% of a page).
+      from = data.indexOf(10) + 1;
+      yield { bytes: Buffer.concat([carry, data.subarray(0, from)]), origin: carryOrigin };
+    }
+    carry = Buffer.from(data.subarray(lastNewline + 1));
+    carryOrigin = { blockPosition: origin.blockPosition, dataPosition: origin.dataPosition + lastNewline + 1 };
+    if (from <= lastNewline) {
+      yield { bytes: data.subarray(from, lastNewline + 1), origin: { blockPosition: origin.blockPosition, dataPosition: origin.dataPosition + from } };
+    }
   }
   if (carry.length) yield { bytes: Buffer.concat([carry, Buffer.from('\n')]), origin: carryOrigin };
 }

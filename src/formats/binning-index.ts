@@ -247,10 +247,40 @@ export class BinningIndex {
   /**
    * Where to start reading for records of reference `refId` overlapping [start, end): every such record
    * lies at or after this offset (records of the reference are sorted by position), or undefined when
-   * the index knows of none.
+   * the index knows of none. A CSI has no linear index, and its coarse bins hold the records that
+   * cross a boundary of their finer bins (a SNP across the 8 Mb mark sits in a 64 Mb bin): their
+   * chunks begin far before `start`. So, as htslib does, reading begins no earlier than the loffset of
+   * the bin nearest before `start` (the first record overlapping that bin's first window, and so
+   * before every record overlapping `start`).
    */
   startOf(refId: number, start: number, end: number): PackedOffset | undefined {
-    return this.chunksOf(refId, start, end)[0]?.begin;
+    const chunks = this.chunksOf(refId, start, end);
+    const floor = this.kind === 'csi' ? this.loffsetBefore(refId, start) : 0;
+    const chunk = chunks.find((c) => c.end > floor);
+    return chunk && Math.max(chunk.begin, floor);
+  }
+
+  /**
+   * CSI: the loffset of the bin at or before `position`'s finest bin that the index has: its left
+   * siblings first, then its parent and the parent's left siblings, up to the root; 0 when none.
+   */
+  private loffsetBefore(refId: number, position: number): PackedOffset {
+    const ref = this.references[refId];
+    if (!ref) return 0;
+    const limit = 2 ** (this.minShift + this.depth * 3);
+    const leafFirst = ((1 << (this.depth * 3)) - 1) / 7;
+    let bin = leafFirst + Math.floor(Math.min(position, limit - 1) / 2 ** this.minShift);
+    while (bin > 0 && !ref.binOffsets.has(bin)) {
+      const parent = (bin - 1) >> 3;
+      bin = bin > parent * 8 + 1 ? bin - 1 : parent;
+    }
+    return ref.binOffsets.get(bin) ?? 0;
+  }
+
+  /** Whether the index has records of reference `refId` (a BCF's .csi lists every contig of its header). */
+  holdsRecords(refId: number): boolean {
+    const ref = this.references[refId];
+    return ref !== undefined && (ref.bins.size > 0 || (ref.mapped ?? 0) + (ref.unmapped ?? 0) > 0);
   }
 
   /** Where the reads without a position begin: after every record of every reference. */

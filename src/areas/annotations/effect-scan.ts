@@ -8,6 +8,7 @@ import { openFile } from '../../files.js';
 import type { Registry } from '../../registry/registry.js';
 import type { CheckOptions } from '../area.js';
 import { inflateLines } from '../../formats/bgzf.js';
+import { everyBcfLine, OpenBcf } from '../variants/bcf-files.js';
 import { listVariantSetFiles } from '../variants/store.js';
 import { AnnotationReader, fixedColumns } from './entries.js';
 import { annotationSetId } from './service.js';
@@ -26,8 +27,12 @@ export async function effectNamesIn(registry: Registry, row: AnnotationSetRow, o
       if (to === from || bytes[from] === 35 /* # */) return;
       for (const name of reader.effectNames(fixedColumns(bytes, from, to))) names.add(name);
     };
+    const progress = (read: number, size: number) => options.progress(file.path, read, size);
     try {
-      await inflateLines(openFile(file.path), file.path, onLine, (read, size) => options.progress(file.path, read, size));
+      if (file.format === 'BCF') {
+        const bcf = new OpenBcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
+        await everyBcfLine(bcf, [], (bytes, from, to) => onLine(bytes, from, to), progress);
+      } else await inflateLines(openFile(file.path), file.path, onLine, progress);
     } catch {
       // A damaged file is a problem line of the variants area's check; the names read before the damage still count.
     }

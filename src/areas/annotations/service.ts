@@ -1,6 +1,6 @@
 /**
- * Variant annotation sets and variant annotations. Annotations are read from the variant set's VCF
- * files on each request (the registry holds only the set's layout), one VariantAnnotation per record,
+ * Variant annotation sets and variant annotations. Annotations are read from the variant set's files
+ * (VCF or BCF) on each request (the registry holds only the set's layout), one VariantAnnotation per record,
  * and a page is written as it is read, stopping once it is full and the next match is found.
  */
 import type { AttributesRecord } from '../../protocol/common.js';
@@ -16,7 +16,7 @@ import { OntologyCache } from '../ontologies/cache.js';
 import type { TermMatcher } from '../ontologies/matcher.js';
 import { variantSetId } from '../variants/service.js';
 import { getVariantSetRow, listVariantSetFiles, type VariantSetRow } from '../variants/store.js';
-import { isRecordPosition, recordsInOrder, VcfFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
+import { isRecordPosition, recordsInOrder, setFileOf, VariantFileCache, type RecordPosition, type SetFile } from '../variants/vcf-files.js';
 import { AnnotationReader, fixedColumns, type EffectFilter } from './entries.js';
 import type { AnnotationLayout } from './layout.js';
 import {
@@ -64,7 +64,7 @@ interface AnnotationContext {
 const CONTEXT_CACHE_SIZE = 32;
 
 export function annotationService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
-  const files = new VcfFileCache();
+  const files = new VariantFileCache();
   const setRows = new RegistryCache<AnnotationSetRow>(registryCacheMs);
   const ontologies = new OntologyCache(registry, registryCacheMs);
   const contexts = new Map<string, AnnotationContext>();
@@ -96,13 +96,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
       row,
       variantSet,
       record,
-      files: fileRows.map((f) => ({
-        ordinal: f.ordinal,
-        path: f.path,
-        indexPath: f.index_path,
-        indexKind: f.index_kind,
-        contigs: new Set(JSON.parse(f.contigs) as string[]),
-      })),
+      files: fileRows.map(setFileOf),
       terms,
       reader: new AnnotationReader(layout, { datasetName, setName: name, annotationSetId: record.id, created: record.analysis.created ?? row.created_at }, termOf),
     };
@@ -158,7 +152,8 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
   ): AsyncGenerator<{ record: VariantAnnotationRecord; position: RecordPosition }> {
     // The variant set's records in the order variant searches give them; a record without a matching
     // annotation still counts at its position, so positions are those of the variants.
-    for await (const { record: raw, position } of recordsInOrder(files, context.files, context.variantSet.created_at, referenceName, start, end, after)) {
+    // No sample column is read: an annotation is made of the first 8 columns.
+    for await (const { record: raw, position } of recordsInOrder(files, context.files, context.variantSet.created_at, referenceName, start, end, after, undefined, [])) {
       const record = context.reader.read(fixedColumns(raw.bytes, raw.lineStart, raw.lineEnd), filter);
       if (record) yield { record, position };
     }
@@ -166,7 +161,7 @@ export function annotationService(registry: Registry, limits: PagingLimits, regi
 
   /** A failure to read a set's files is the server's (503), named by set; the cause is for the log. */
   const unreadable = (context: AnnotationContext, error: unknown) =>
-    GAException.unreadable('the VCF files', `variant annotation set '${context.row.name}'`, error);
+    GAException.unreadable(`the ${context.files[0]?.format ?? 'VCF'} files`, `variant annotation set '${context.row.name}'`, error);
 
   return {
     async searchSets(request: { variantSetId: string } & PageQuery): Promise<SearchPage<VariantAnnotationSetRecord>> {

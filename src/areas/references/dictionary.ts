@@ -87,7 +87,7 @@ async function samSequences(kind: 'sam' | 'bam' | 'cram', location: string): Pro
 
 async function vcfSequences(kind: 'vcf' | 'bgzipped vcf' | 'bcf', location: string): Promise<Listed[]> {
   const [{ readBcfHeaderText }, { readHeaderText }, { metadataOf }] = await Promise.all([
-    import('../variants/bcf-files.js'),
+    import('../../formats/bcf.js'),
     import('../variants/vcf-files.js'),
     import('../variants/vcf-header.js'),
   ]);

@@ -1,13 +1,14 @@
 /**
  * `repo check` for variant sets. The plain check opens each file and index and reads little: the
- * end-of-file block, the last record, and the first record the index points to for each contig. The
- * deep check (`--deep`) then inflates every block, counts the columns of every record, and compares
- * the contigs and order the file holds with what its index lists. BCF alternates are opened as when
- * they were registered.
+ * end-of-file block, the last record (of a VCF), and the first record the index points to for each
+ * contig. The deep check (`--deep`) then reads every record (counting the columns of a VCF line,
+ * decoding a BCF record), and compares the contigs and order the file holds with what its index
+ * lists. Alternates are opened as when they were registered.
  */
 import type { CheckOptions } from '../area.js';
 import type { Registry } from '../../registry/registry.js';
 import { inflateLines } from '../../formats/bgzf.js';
+import { everyBcfLine, OpenBcf } from './bcf-files.js';
 import { checkWhole, expectedColumns, scanBcf } from './loader.js';
 import { listVariantSetAlternateFiles, listVariantSetFiles, listVariantSets, type VariantSetFileRow } from './store.js';
 import { parseHeader, type VcfHeader } from './vcf-header.js';
@@ -56,6 +57,13 @@ async function readEveryRecord(vcf: OpenVcf, header: VcfHeader, indexed: string[
     return problems;
   }
   if (badLines > 3) problems.push(`${badLines - 3} more damaged line(s)`);
+  problems.push(...indexProblems(contigsSeen, indexed));
+  return problems;
+}
+
+/** The contigs a file holds against those its index has records of. */
+function indexProblems(contigsSeen: string[], indexed: string[]): string[] {
+  const problems: string[] = [];
   const unindexed = contigsSeen.filter((c) => !indexed.includes(c));
   const empty = indexed.filter((c) => !contigsSeen.includes(c));
   if (unindexed.length) problems.push(`its index lacks contig(s) ${unindexed.join(', ')} that the file holds (an index of another file?)`);
@@ -63,7 +71,52 @@ async function readEveryRecord(vcf: OpenVcf, header: VcfHeader, indexed: string[
   return problems;
 }
 
+/** Decodes every record of a BCF (every sample's values), checking their order; returns its problems. */
+async function decodeEveryRecord(file: VariantSetFileRow, options: CheckOptions): Promise<string[]> {
+  const bcf = new OpenBcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
+  const names = (await bcf.headerOf()).dictionaries.contigs;
+  const problems: string[] = [];
+  const contigsSeen: string[] = [];
+  let lastStart = -1;
+  let record = 0;
+  let unsorted = 0;
+  try {
+    await everyBcfLine(
+      bcf,
+      'all',
+      (_bytes, _from, _to, contig, start) => {
+        record++;
+        const name = names[contig];
+        if (name !== contigsSeen[contigsSeen.length - 1]) {
+          if (contigsSeen.includes(name) && ++unsorted <= 3) problems.push(`record ${record}: contig ${name} appears again after others (unsorted)`);
+          contigsSeen.push(name);
+          lastStart = -1;
+        }
+        if (start < lastStart && ++unsorted <= 3) problems.push(`record ${record}: position ${start + 1} is out of order`);
+        lastStart = start;
+      },
+      (read, size) => options.progress(file.path, read, size),
+    );
+  } catch (e) {
+    problems.push((e as Error).message);
+    return problems;
+  }
+  if (unsorted > 3) problems.push(`${unsorted - 3} more record(s) out of order`);
+  problems.push(...indexProblems(contigsSeen, JSON.parse(file.contigs) as string[]));
+  return problems;
+}
+
+async function checkBcfFile(file: VariantSetFileRow, options: CheckOptions): Promise<string[]> {
+  try {
+    await scanBcf(file.path);
+  } catch (e) {
+    return [(e as Error).message];
+  }
+  return options.deep ? decodeEveryRecord(file, options) : [];
+}
+
 async function checkFile(file: VariantSetFileRow, options: CheckOptions): Promise<string[]> {
+  if (file.format === 'BCF') return checkBcfFile(file, options);
   const vcf = openVcf({ path: file.path, indexPath: file.index_path, indexKind: file.index_kind });
   const contigs = JSON.parse(file.contigs) as string[];
   let header: VcfHeader;
@@ -84,13 +137,21 @@ export async function checkVariantSets(registry: Registry, options: CheckOptions
         problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${problem} (${file.path})`);
       }
     }
-    // Alternates (BCF): the header, the index and the end-of-file block, as when they were registered.
+    // Alternates: the header, the index and the end-of-file block, as when they were registered.
     for (const alternate of await listVariantSetAlternateFiles(registry, { datasetName: set.dataset_name, name: set.name })) {
-      try {
-        await scanBcf(alternate.path);
-      } catch (e) {
-        problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${(e as Error).message}`);
+      let found: string[];
+      if (alternate.format === 'BCF') {
+        try {
+          await scanBcf(alternate.path);
+          found = [];
+        } catch (e) {
+          found = [(e as Error).message];
+        }
+      } else {
+        const row = { ...alternate, format: 'VCF', contigs: alternate.reference_names, reference_names: null };
+        found = (await checkFile(row, { ...options, deep: false })).map((p) => `${p} (${alternate.path})`);
       }
+      for (const problem of found) problems.push(`variant set '${set.name}' of dataset '${set.dataset_name}': ${problem}`);
     }
   }
   return problems;

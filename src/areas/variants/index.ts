@@ -68,10 +68,10 @@ export const variantsArea: Area = {
   commands(repo: Command, { withRegistry }: CommandContext) {
     repo
       .command('add-variantset')
-      .description('register bgzipped, indexed VCF files (or folders of them) as one variant set of a dataset')
+      .description('register bgzipped, indexed VCF files, or BCF files with their .csi (or folders of either), as one variant set of a dataset')
       .argument('<registry>', 'registry file or postgres:// URL')
       .argument('<dataset>', 'dataset the variant set belongs to')
-      .argument('<paths...>', '.vcf.gz/.vcf.bgz files with .tbi or .csi indexes, folders of them, or plain .vcf files (bgzipped and indexed beside themselves)')
+      .argument('<paths...>', '.vcf.gz/.vcf.bgz files with .tbi or .csi indexes, .bcf files with .csi indexes, folders of them, or plain .vcf files (bgzipped and indexed beside themselves)')
       .requiredOption('--referenceset <name>', 'the registered reference set the variants are called against')
       .option('--name <name>', 'variant set name (default: the first file name without .vcf.gz, or the folder name)')
       .option('--allow-missing-contigs', 'register even when the VCF has contigs the reference set lacks')
@@ -79,7 +79,7 @@ export const variantsArea: Area = {
       .option('--ontology <name>', 'ontology the annotation effects are looked up in (default: the only one loaded, else every one registered)')
       .option(
         '--alternate <path>',
-        'a BCF (with its .csi) of the same records as a VCF file, served by htsget as BCF; once for each VCF file, in the same order',
+        'the other encoding of the same records as a file of the set, served by htsget in that format: a BCF (with its .csi) beside a VCF, a bgzipped, indexed VCF beside a BCF; once for each file, in the same order',
         (value: string, previous: string[]) => [...previous, value],
         [] as string[],
       )
@@ -90,9 +90,10 @@ export const variantsArea: Area = {
           for (const note of loaded.notes) say(note);
           for (const file of loaded.createdFiles) say(`created ${file}`);
           if (loaded.missingContigs.length) say(`note: contig(s) not in the reference set: ${loaded.missingContigs.join(', ')}`);
-          const alternates = loaded.alternates ? ` (and ${loaded.alternates} BCF alternate(s))` : '';
+          const alternates = loaded.alternates ? ` (and ${loaded.alternates} ${loaded.format === 'BCF' ? 'VCF' : 'BCF'} alternate(s))` : '';
+          const files = `${loaded.files} ${loaded.format === 'BCF' ? 'BCF ' : ''}file(s)`;
           say(
-            `added variant set '${loaded.name}' to dataset '${dataset}': ${loaded.files} file(s)${alternates}, ${loaded.samples} call set(s), contigs ${loaded.contigs.join(', ') || '(none)'}`,
+            `added variant set '${loaded.name}' to dataset '${dataset}': ${files}${alternates}, ${loaded.samples} call set(s), contigs ${loaded.contigs.join(', ') || '(none)'}`,
           );
           const annotations = loaded.annotations;
           if (annotations) {

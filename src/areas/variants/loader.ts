@@ -1,9 +1,10 @@
 /**
- * `repo add-variantset`: registers bgzipped, indexed VCF files (or a folder of them) as one variant
- * set. It reads each file's header and index, never its records: the samples become call sets, the
- * header lines the set's metadata, the index's reference names the contigs checked against the
- * chosen reference set. BCF encodings of the same files (`--alternate`) are checked against them: the
- * same contigs and samples. Nothing is registered unless every check passes.
+ * `repo add-variantset`: registers bgzipped, indexed VCF files, or BCF files with their .csi (or a
+ * folder of either), as one variant set. It reads each file's header and index, never its records:
+ * the samples become call sets, the header lines the set's metadata, the contigs that hold records
+ * are checked against the chosen reference set. The other encoding of the same files (`--alternate`:
+ * BCF beside VCF, VCF beside BCF) is checked against them: the same contigs and samples. Nothing is
+ * registered unless every check passes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,28 +16,33 @@ import { insertAnnotationSet } from '../annotations/store.js';
 import { requireDataset } from '../datasets/store.js';
 import { getReferenceSetRow, listReferences } from '../references/store.js';
 import { bgzipAndIndex } from './tabix-write.js';
-import { BinningIndex } from '../../formats/binning-index.js';
 import { sequenceDifference } from '../../formats/sequences.js';
-import { contigDictionary, readBcfHeaderText } from './bcf-files.js';
+import { unpackOffset } from '../../formats/binning-index.js';
+import { firstBcfRecordAt, OpenBcf } from './bcf-files.js';
 import { contigsOf, parseHeader, type MetadataEntry, type VcfHeader } from './vcf-header.js';
 import { bgzfHeaderProblem, hasEofBlock, lastLineOf } from '../../formats/bgzf.js';
-import { firstDataLineAt, openVcf, readHeaderText, type OpenVcf } from './vcf-files.js';
+import { firstDataLineAt, openVcf, readHeaderText, type OpenVcf, type VariantFormat } from './vcf-files.js';
 import { insertVariantSet } from './store.js';
 
 export interface VariantSetOptions extends AnnotationOptions {
   referenceset: string;
   name?: string;
   allowMissingContigs?: boolean;
-  /** BCF encodings of the same records, one for each VCF file in the same order, served by htsget as BCF. */
+  /**
+   * The other encoding of the same records, one for each file in the same order, served by htsget in
+   * that format: BCF files beside VCF files, bgzipped VCF files beside BCF files.
+   */
   alternate?: string[];
 }
 
 export interface LoadedVariantSet {
   name: string;
+  /** The set's own files, and their format. */
   files: number;
+  format: VariantFormat;
   samples: number;
   contigs: string[];
-  /** The BCF files registered beside the VCFs. */
+  /** The files of the other format registered beside them. */
   alternates: number;
   /** Contigs the reference set lacks (registered anyway with --allow-missing-contigs). */
   missingContigs: string[];
@@ -49,27 +55,33 @@ export interface LoadedVariantSet {
 
 const COMPRESSED = /\.vcf\.(gz|bgz)$/i;
 const PLAIN = /\.vcf$/i;
+const BCF = /\.bcf$/i;
 /** A plain VCF is compressed in memory; beyond this size the user is asked to bgzip it themselves. */
 const PLAIN_VCF_LIMIT = 512 * 1024 * 1024;
 
-/** The set name a path or URL gives by default: the file name without .vcf(.gz), or the folder name. */
+/** The set name a path or URL gives by default: the file name without .vcf(.gz) or .bcf, or the folder name. */
 export function defaultVariantSetName(location: string): string {
   const file = isUrl(location) ? path.posix.basename(new URL(location).pathname) : path.basename(path.resolve(location));
-  return file.replace(COMPRESSED, '').replace(PLAIN, '');
+  return file.replace(COMPRESSED, '').replace(PLAIN, '').replace(BCF, '');
 }
 
+/** The path of a location, without the query of a URL. */
+const pathOf = (location: string) => (isUrl(location) ? new URL(location).pathname : location);
+
 /**
- * The VCF files a PATH argument names: itself, or the VCF files in a folder in name order. A URL names
- * one bgzipped VCF: an HTTP server (or object store) has no folder listing to read, and the loader
- * cannot write a compressed copy or an index beside a remote file.
+ * The VCF or BCF files a PATH argument names: itself, or the files in a folder in name order (its VCF
+ * files, or its BCF files when it has no VCF: a folder holding both encodings of the same records is
+ * read from its VCFs). A URL names one bgzipped VCF or one BCF: an HTTP
+ * server (or object store) has no folder listing to read, and the loader cannot write a compressed copy
+ * or an index beside a remote file.
  */
-function vcfFilesOf(location: string): string[] {
+function variantFilesOf(location: string): string[] {
   if (isUrl(location)) {
-    if (COMPRESSED.test(new URL(location).pathname)) return [location];
-    if (new URL(location).pathname.endsWith('/')) {
-      throw new UserError(`${location} looks like a folder; a remote folder is not supported: give the URL of each .vcf.gz file`);
+    if (COMPRESSED.test(pathOf(location)) || BCF.test(pathOf(location))) return [location];
+    if (pathOf(location).endsWith('/')) {
+      throw new UserError(`${location} looks like a folder; a remote folder is not supported: give the URL of each .vcf.gz or .bcf file`);
     }
-    throw new UserError(`${location} is not a bgzipped VCF (.vcf.gz or .vcf.bgz); a remote VCF must be bgzipped and indexed, with its .tbi or .csi beside it`);
+    throw new UserError(`${location} is not a bgzipped VCF (.vcf.gz or .vcf.bgz); a remote VCF must be bgzipped and indexed, with its .tbi or .csi beside it (or be a BCF, .bcf, with its .csi)`);
   }
   if (!fs.existsSync(location)) throw new UserError(`no such file or folder: ${location}`);
   if (!fs.statSync(location).isDirectory()) return [path.resolve(location)];
@@ -80,7 +92,8 @@ function vcfFilesOf(location: string): string[] {
   // A plain VCF with its bgzipped copy beside it (made by an earlier load) counts once, as the plain
   // file: the copy is checked against it and rebuilt when stale (compressPlain).
   const files = names.filter((n) => !(/\.vcf\.gz$/i.test(n) && names.includes(n.slice(0, -3))));
-  if (files.length === 0) throw new UserError(`no .vcf.gz, .vcf.bgz or .vcf files in ${location}`);
+  if (files.length === 0) files.push(...fs.readdirSync(location).filter((n) => BCF.test(n)).sort());
+  if (files.length === 0) throw new UserError(`no .vcf.gz, .vcf.bgz, .vcf or .bcf files in ${location}`);
   return files.map((n) => path.resolve(location, n));
 }
 
@@ -178,11 +191,15 @@ async function indexOf(file: string): Promise<{ indexPath: string; indexKind: 't
 }
 
 interface ScannedFile {
+  format: VariantFormat;
   path: string;
   indexPath: string;
   indexKind: 'tbi' | 'csi';
   header: VcfHeader;
+  /** The contigs that hold records: those a VCF's index lists; those of a BCF's dictionary its index has records of. */
   contigs: string[];
+  /** A BCF's contig dictionary: names by the number its records and index give them. */
+  referenceNames?: string[];
 }
 
 /** Refuses a .vcf.gz that is not BGZF with the way to fix it (tabix cannot index plain gzip either). */
@@ -240,6 +257,7 @@ export async function checkWhole(vcf: OpenVcf, header: VcfHeader, contigs: strin
 }
 
 async function scanFile(file: string, created: string[], notes: string[]): Promise<ScannedFile> {
+  if (BCF.test(pathOf(file))) return scanBcf(file);
   const vcfPath = COMPRESSED.test(file) ? file : compressPlain(file, created, notes);
   await checkCompression(vcfPath);
   const { indexPath, indexKind } = await indexOf(vcfPath);
@@ -249,24 +267,47 @@ async function scanFile(file: string, created: string[], notes: string[]): Promi
     const { refIdToName } = await vcf.index.getMetadata();
     const contigs = refIdToName.filter((n) => n !== undefined);
     await checkWhole(vcf, header, contigs);
-    return { path: vcfPath, indexPath, indexKind, header, contigs };
+    return { format: 'VCF', path: vcfPath, indexPath, indexKind, header, contigs };
   } catch (e) {
     throw new UserError(`cannot read ${vcfPath} with its index ${indexPath}: ${(e as Error).message}`);
   }
 }
 
-interface ScannedBcf {
-  path: string;
-  indexPath: string;
-  header: VcfHeader;
-  /** The contig dictionary: names by the number the records and the index give them. */
-  referenceNames: string[];
+type ScannedBcf = ScannedFile & { referenceNames: string[] };
+
+/**
+ * The checks that keep a damaged BCF out, as checkWhole's for a VCF: the BGZF end-of-file block is
+ * there, the index names no more contigs than the header, and it belongs to this file (for each
+ * contig with records, the record the index points to first is of that contig).
+ */
+export async function checkBcfWhole(bcf: OpenBcf, location: string): Promise<{ referenceNames: string[]; contigs: string[] }> {
+  if (!(await hasEofBlock(bcf.file))) throw new Error('it has no BGZF end-of-file block, so it was cut short (truncated copy or download?)');
+  const referenceNames = (await bcf.headerOf()).dictionaries.contigs;
+  const index = await bcf.indexOf();
+  if (index.referenceCount > referenceNames.length) {
+    throw new Error(`its index lists ${index.referenceCount} contigs but its header declares ${referenceNames.length}; index it again: bcftools index -f ${location}`);
+  }
+  const contigs: string[] = [];
+  for (let refId = 0; refId < index.referenceCount; refId++) {
+    if (!index.holdsRecords(refId)) continue;
+    const first = index.startOf(refId, 0, Number.POSITIVE_INFINITY);
+    const found = first === undefined ? undefined : await firstBcfRecordAt(bcf, unpackOffset(first));
+    if (found !== refId) {
+      const what = found === undefined ? 'no record' : `a record of '${referenceNames[found] ?? found}'`;
+      throw new Error(`its index does not belong to it: the index places contig ${referenceNames[refId]} where the file has ${what}`);
+    }
+    contigs.push(referenceNames[refId]);
+  }
+  return { referenceNames, contigs };
 }
 
-/** Reads and checks a BCF and its .csi, local or remote: BGZF-compressed, whole, with a header and an index that parse. */
-export async function scanBcf(location: string): Promise<ScannedBcf> {
+/**
+ * Reads and checks a BCF and its .csi, local or remote: BGZF-compressed, whole, with a header and an
+ * index that parse and belong to it. `role` names the argument in messages (`--alternate`).
+ */
+export async function scanBcf(location: string, role = ''): Promise<ScannedBcf> {
   const file = isUrl(location) ? location : path.resolve(location);
-  if (!/\.bcf$/i.test(isUrl(file) ? new URL(file).pathname : file)) throw new UserError(`--alternate ${location} is not a BCF file (.bcf)`);
+  if (!BCF.test(pathOf(file))) throw new UserError(`${role ? role + ' ' : ''}${location} is not a BCF file (.bcf)`);
   if (!(isUrl(file) ? await remoteExists(file) : fs.existsSync(file))) throw new UserError(isUrl(file) ? `${file} cannot be read` : `no such file: ${file}`);
   const head = await openFile(file).read(18, 0);
   const problem = bgzfHeaderProblem(head);
@@ -275,45 +316,64 @@ export async function scanBcf(location: string): Promise<ScannedBcf> {
   if (!(isUrl(file) ? await remoteExists(indexPath) : fs.existsSync(indexPath))) {
     throw new UserError(`${file} has no index (${path.basename(indexPath)}); create one with: bcftools index ${location}`);
   }
+  const bcf = new OpenBcf({ path: file, indexPath, indexKind: 'csi' });
   try {
-    const handle = openFile(file);
-    if (!(await hasEofBlock(handle))) throw new Error('it has no BGZF end-of-file block, so it was cut short (truncated copy or download?)');
-    const header = parseHeader(await readBcfHeaderText(handle, file), file);
-    const referenceNames = contigDictionary(header);
-    const index = await BinningIndex.open(openFile(indexPath), 'csi', indexPath);
-    if (index.referenceCount > referenceNames.length) {
-      throw new Error(`its index lists ${index.referenceCount} contigs but its header declares ${referenceNames.length}; index it again: bcftools index -f ${location}`);
-    }
-    return { path: file, indexPath, header, referenceNames };
+    const { referenceNames, contigs } = await checkBcfWhole(bcf, location);
+    const { header } = await bcf.headerOf();
+    return { format: 'BCF', path: file, indexPath, indexKind: 'csi', header, contigs, referenceNames };
   } catch (e) {
     throw new UserError(`cannot read ${file} with its index ${indexPath}: ${(e as Error).message}`);
   }
 }
 
 /**
- * The BCF encodings of a set's VCF files, one for each in the same order: each declares the contigs and
- * samples of its VCF; and since htsget serves a whole set as BCF under its first file's header, every
- * BCF of the set must have that file's contig dictionary.
+ * htsget serves a set of several BCF files as one stream under its first file's header, so every BCF
+ * of the set must have that file's contig dictionary.
  */
-async function scanAlternates(locations: string[], files: ScannedFile[]): Promise<ScannedBcf[]> {
+function checkOneDictionary(bcfs: ScannedFile[]): void {
+  const [first, ...others] = bcfs;
+  for (const bcf of others) {
+    if (bcf.referenceNames!.join('\0') !== first.referenceNames!.join('\0')) {
+      throw new UserError(`the contig dictionary of ${bcf.path} differs from that of ${first.path}; a set is served as BCF under its first file's header, so every BCF of it must have the same one`);
+    }
+  }
+}
+
+/**
+ * The other encoding of a set's files, one for each in the same order (BCF beside VCF, bgzipped VCF
+ * beside BCF): each declares the contigs and samples of the file it encodes.
+ */
+async function scanAlternates(locations: string[], files: ScannedFile[]): Promise<ScannedFile[]> {
+  const format = files[0].format;
   if (locations.length !== files.length) {
-    throw new UserError(`give one --alternate for each VCF file of the set, in the same order: ${files.length} VCF file(s), ${locations.length} alternate(s)`);
+    throw new UserError(`give one --alternate for each ${format} file of the set, in the same order: ${files.length} ${format} file(s), ${locations.length} alternate(s)`);
   }
-  const alternates: ScannedBcf[] = [];
+  const alternates: ScannedFile[] = [];
   for (const [i, location] of locations.entries()) {
-    const bcf = await scanBcf(location);
-    const vcf = files[i];
-    const difference = sequenceDifference(contigsOf(vcf.header), contigsOf(bcf.header));
-    if (difference) throw new UserError(`the header sequences of --alternate ${bcf.path} differ from those of ${vcf.path}: ${difference}`);
-    if (bcf.header.samples.join('\t') !== vcf.header.samples.join('\t')) {
-      throw new UserError(`the samples of --alternate ${bcf.path} differ from those of ${vcf.path}; an alternate holds the same records`);
+    let alternate: ScannedFile;
+    if (format === 'VCF') alternate = await scanBcf(location, '--alternate');
+    else if (!COMPRESSED.test(pathOf(location))) {
+      throw new UserError(`--alternate ${location} is not a bgzipped VCF (.vcf.gz or .vcf.bgz); the alternate of a BCF is its VCF, bgzipped and indexed`);
+    } else alternate = await scanFile(isUrl(location) ? location : path.resolve(location), [], []);
+    const own = files[i];
+    const difference = sequenceDifference(contigsOf(own.header), contigsOf(alternate.header));
+    if (difference) throw new UserError(`the header sequences of --alternate ${alternate.path} differ from those of ${own.path}: ${difference}`);
+    if (alternate.header.samples.join('\t') !== own.header.samples.join('\t')) {
+      throw new UserError(`the samples of --alternate ${alternate.path} differ from those of ${own.path}; an alternate holds the same records`);
     }
-    if (i > 0 && bcf.referenceNames.join('\0') !== alternates[0].referenceNames.join('\0')) {
-      throw new UserError(`the contig dictionary of ${bcf.path} differs from that of ${alternates[0].path}; a set is served as BCF under its first file's header, so every BCF of it must have the same one`);
-    }
-    alternates.push(bcf);
+    alternates.push(alternate);
   }
+  if (format === 'VCF') checkOneDictionary(alternates);
   return alternates;
+}
+
+/** The files of a set are all VCF or all BCF: the searches read one format per set, and htsget serves it. */
+function checkOneFormat(files: ScannedFile[]): void {
+  const other = files.find((f) => f.format !== files[0].format);
+  if (other) {
+    throw new UserError(`${other.path} is a ${other.format} file and ${files[0].path} a ${files[0].format} file; the files of a variant set are all VCF or all BCF (give the other encoding with --alternate)`);
+  }
+  if (files[0].format === 'BCF') checkOneDictionary(files);
 }
 
 function checkSamples(files: ScannedFile[]): string[] {
@@ -363,7 +423,7 @@ export async function loadVariantSet(
   if (!referenceSet) {
     throw new UserError(`no reference set '${options.referenceset}' in ${registry.location}; add it with: ga4gh repo add-referenceset`);
   }
-  const paths = [...new Set(locations.flatMap(vcfFilesOf))];
+  const paths = [...new Set(locations.flatMap(variantFilesOf))];
   const name = options.name ?? defaultVariantSetName(locations[0]);
   if (!name) throw new UserError(`cannot derive a variant set name from ${locations[0]}; give one with --name`);
   const created: string[] = [];
@@ -371,6 +431,7 @@ export async function loadVariantSet(
   try {
     const files: ScannedFile[] = [];
     for (const p of paths) files.push(await scanFile(p, created, notes));
+    checkOneFormat(files);
     const samples = checkSamples(files);
     const alternates = options.alternate?.length ? await scanAlternates(options.alternate, files) : [];
     const known = new Set((await listReferences(registry, { referenceSetName: referenceSet.name }, undefined)).map((r) => r.name));
@@ -378,7 +439,7 @@ export async function loadVariantSet(
     const missing = contigs.filter((c) => !known.has(c));
     if (missing.length && !options.allowMissingContigs) {
       throw new UserError(
-        `contig(s) ${missing.join(', ')} of the VCF are not in reference set '${referenceSet.name}'; choose the matching reference set, or register anyway with --allow-missing-contigs`,
+        `contig(s) ${missing.join(', ')} of the ${files[0].format} are not in reference set '${referenceSet.name}'; choose the matching reference set, or register anyway with --allow-missing-contigs`,
       );
     }
     const metadata = mergedMetadata(files);
@@ -392,24 +453,28 @@ export async function loadVariantSet(
       },
       files: files.map((f, ordinal) => ({
         ordinal,
+        format: f.format,
         path: f.path,
         index_path: f.indexPath,
         index_kind: f.indexKind,
         contigs: JSON.stringify(f.contigs),
+        reference_names: f.referenceNames ? JSON.stringify(f.referenceNames) : null,
       })),
       alternates: alternates.map((a, ordinal) => ({
-        format: 'BCF',
+        format: a.format,
         ordinal,
         path: a.path,
         index_path: a.indexPath,
-        index_kind: 'csi',
-        reference_names: JSON.stringify(a.referenceNames),
+        index_kind: a.indexKind,
+        // What htsget numbers the file's contigs by: a BCF's dictionary, the names a VCF's index lists in its order.
+        reference_names: JSON.stringify(a.referenceNames ?? a.contigs),
       })),
       samples,
     }, annotations && ((trx) => insertAnnotationSet(trx, datasetName, name, annotations.set)));
     return {
       name,
       files: files.length,
+      format: files[0].format,
       samples: samples.length,
       contigs,
       alternates: alternates.length,

@@ -1,6 +1,6 @@
 /**
  * The variant area: variant sets, call sets, and variants with their calls, read from the registered
- * VCF files on each request. Searches of variants answer as a stream of JSON text (a page of 1000
+ * VCF or BCF files on each request. Searches of variants answer as a stream of JSON text (a page of 1000
  * Genomes variants with every call is megabytes), written while the file is read, and stop reading
  * once the page is full and the look-ahead record is found.
  */
@@ -41,7 +41,16 @@ import {
 } from './store.js';
 import { alleleDigest, ByteChunks, VariantWriter } from './variant-writer.js';
 import { fieldTypesOf, type MetadataEntry } from './vcf-header.js';
-import { isRecordPosition, recordsInOrder, VcfFileCache, type RawRecord, type RecordPlace, type RecordPosition, type SetFile } from './vcf-files.js';
+import {
+  isRecordPosition,
+  recordsInOrder,
+  setFileOf,
+  VariantFileCache,
+  type RecordPlace,
+  type RecordPosition,
+  type SetFile,
+  type VariantRecord,
+} from './vcf-files.js';
 
 export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
 export const callSetId = (datasetName: string, setName: string, sample: string) => encodeId([datasetName, 'vs', setName, sample]);
@@ -95,12 +104,12 @@ const PARKED_READERS = 8;
 
 /** A reader of a query's records, stopped at `next`: the record after a page's last. */
 interface ParkedReader {
-  records: AsyncGenerator<{ record: RawRecord; position: RecordPosition }>;
-  next: IteratorResult<{ record: RawRecord; position: RecordPosition }>;
+  records: AsyncGenerator<{ record: VariantRecord; position: RecordPosition }>;
+  next: IteratorResult<{ record: VariantRecord; position: RecordPosition }>;
 }
 
 export function variantService(registry: Registry, limits: PagingLimits, registryCacheMs: number) {
-  const files = new VcfFileCache();
+  const files = new VariantFileCache();
   const contexts = new Map<string, VariantSetContext>();
   const setRows = new RegistryCache<VariantSetRow>(registryCacheMs);
   const callSetRows = new RegistryCache<CallSetRow>(registryCacheMs);
@@ -148,13 +157,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       row,
       record,
       callSets,
-      files: fileRows.map((f) => ({
-        ordinal: f.ordinal,
-        path: f.path,
-        indexPath: f.index_path,
-        indexKind: f.index_kind,
-        contigs: new Set(JSON.parse(f.contigs) as string[]),
-      })),
+      files: fileRows.map(setFileOf),
       sampleOrdinal: new Map(names.map((n, i) => [n, i])),
       writer: new VariantWriter(
         datasetName,
@@ -218,13 +221,22 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
 
   /**
    * The variants of a reference in result order, each with its position, after `after` when given
-   * (reading from `point` when known: the record that follows `after`).
+   * (reading from `point` when known: the record that follows `after`), with the sample columns of
+   * `samples` (the others a BCF does not decode).
    */
-  const variantsOf = (context: VariantSetContext, referenceName: string, start: number, end: number, after?: RecordPosition, point?: RecordPlace) =>
-    recordsInOrder(files, context.files, context.row.created_at, referenceName, start, end, after, point);
+  const variantsOf = (
+    context: VariantSetContext,
+    referenceName: string,
+    start: number,
+    end: number,
+    samples: number[] | 'all',
+    after?: RecordPosition,
+    point?: RecordPlace,
+  ) => recordsInOrder(files, context.files, context.row.created_at, referenceName, start, end, after, point, samples);
 
   /** A failure to read a set's files is the server's (503), named by set; the cause is for the log. */
-  const unreadable = (context: VariantSetContext, error: unknown) => GAException.unreadable('the VCF files', `variant set '${context.row.name}'`, error);
+  const unreadable = (context: VariantSetContext, error: unknown) =>
+    GAException.unreadable(`the ${context.files[0]?.format ?? 'VCF'} files`, `variant set '${context.row.name}'`, error);
 
   /** The sample columns a callSetIds list asks for, in call-set order; 404 for an id of another set. */
   function samplesOf(context: VariantSetContext, ids: string[] | undefined): number[] | 'all' {
@@ -312,7 +324,7 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       const key = after && resumeKey(context, fingerprint, after);
       const parked = key ? takeParkedReader(key) : undefined;
       const point = !parked && key ? resumePoints.get(key) : undefined;
-      const variants = parked?.records ?? variantsOf(context, request.referenceName, start, end, after, point);
+      const variants = parked?.records ?? variantsOf(context, request.referenceName, start, end, samples, after, point);
       const first =
         parked?.next ??
         (await variants.next().catch((e) => {
@@ -376,9 +388,9 @@ export function variantService(registry: Registry, limits: PagingLimits, registr
       const context = await contextOf(datasetName, setName, id).catch(() => {
         throw notFound('variant', id);
       });
-      let found: RawRecord | undefined;
+      let found: VariantRecord | undefined;
       try {
-        for await (const { record } of variantsOf(context, referenceName, start, start + 1)) {
+        for await (const { record } of variantsOf(context, referenceName, start, start + 1, 'all')) {
           if (record.start !== start) continue;
           const [, , , ref, alt] = record.line.split('\t', 5);
           if (alleleDigest(ref, alt) === digest) {

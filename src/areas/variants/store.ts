@@ -1,6 +1,7 @@
 /**
- * Variant sets in the registry: the set (with its header metadata), its files with the contigs each
- * holds, and its call sets (samples, in VCF column order). The VCF files themselves stay where they are.
+ * Variant sets in the registry: the set (with its header metadata), its files (VCF or BCF) with the
+ * contigs each holds, and its call sets (samples, in column order). The files themselves stay where
+ * they are.
  */
 import type { Kysely } from 'kysely';
 import type { Migration } from '../../registry/migrations.js';
@@ -24,27 +25,35 @@ export interface VariantTables {
     ordinal: number;
     path: string;
     index_path: string;
-    /** 'tbi' or 'csi'. */
+    /** 'tbi' or 'csi' ('csi' for a BCF). */
     index_kind: string;
-    /** JSON array of the reference names the index lists. */
+    /** JSON array of the reference names that hold records (a VCF's index lists those; a BCF's holds them). */
     contigs: string;
+    /** 'VCF' or 'BCF'. */
+    format: string;
+    /** A BCF's contig dictionary: JSON array of the contig names by the number its records and index give them; null for a VCF. */
+    reference_names: string | null;
   };
   /**
-   * Another encoding of a set's files (`add-variantset --alternate`): a BCF beside each VCF, with the
-   * same contigs and samples. htsget serves the set as BCF from these; the 0.6.0a10 searches read the VCFs.
+   * Another encoding of a set's files (`add-variantset --alternate`): a BCF beside each VCF, or a VCF
+   * beside each BCF, with the same contigs and samples. htsget serves the set in that format from
+   * these; the 0.6.0a10 searches read the set's own files.
    */
   variant_set_alternate_file: {
     dataset_name: string;
     variant_set_name: string;
-    /** 'BCF'. */
+    /** 'BCF' or 'VCF'. */
     format: string;
-    /** The place of the VCF file of the set it encodes (variant_set_file.ordinal). */
+    /** The place of the file of the set it encodes (variant_set_file.ordinal). */
     ordinal: number;
     path: string;
     index_path: string;
-    /** 'csi'. */
+    /** 'csi' for a BCF; 'tbi' or 'csi' for a VCF. */
     index_kind: string;
-    /** JSON array of the contig names by the number the file's records and index give them (its contig dictionary). */
+    /**
+     * JSON array of the contig names by the number the file's records and index give them (a BCF's
+     * contig dictionary; for a VCF, the names its index lists).
+     */
     reference_names: string;
   };
   call_set: {
@@ -119,6 +128,14 @@ export const variantMigrations: Migration[] = [
         .addPrimaryKeyConstraint('variant_set_alternate_file_pk', [...setKey, 'format', 'ordinal'])
         .addForeignKeyConstraint('variant_set_alternate_file_set', [...setKey], 'variant_set', ['dataset_name', 'name'], (fk) => fk.onDelete('cascade'))
         .execute();
+    },
+  },
+  {
+    version: 52,
+    name: 'variant set files in BCF',
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('variant_set_file').addColumn('format', 'text', (c) => c.notNull().defaultTo('VCF')).execute();
+      await db.schema.alterTable('variant_set_file').addColumn('reference_names', 'text').execute();
     },
   },
 ];

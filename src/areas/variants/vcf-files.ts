@@ -1,13 +1,17 @@
 /**
  * Reading records from bgzipped, indexed VCF files: the index (tabix .tbi or .csi, parsed by
  * @gmod/tabix) finds where a region starts; the records are then read forward from there in bounded
- * slices (src/formats/bgzf.ts) and the caller stops once it has what it needs.
+ * slices (src/formats/bgzf.ts) and the caller stops once it has what it needs. A set's files may be
+ * BCF instead (bcf-files.ts): their records come decoded to the same lines.
  */
 import { CSI, TBI } from '@gmod/tabix';
 import type { GenericFilehandle } from 'generic-filehandle2';
 import { openFile } from '../../files.js';
 import { isNonNegativeInteger } from '../../protocol/paging.js';
 import { readLinesFrom, type VirtualOffset } from '../../formats/bgzf.js';
+import type { SampleChoice } from '../../formats/bcf.js';
+import { bcfRecordsIn, OpenBcf } from './bcf-files.js';
+import type { VariantSetFileRow } from './store.js';
 
 type IndexReader = TBI | CSI;
 
@@ -16,6 +20,9 @@ export interface VcfFileRef {
   indexPath: string;
   indexKind: string;
 }
+
+/** How a set's file encodes its records. */
+export type VariantFormat = 'VCF' | 'BCF';
 
 export interface OpenVcf {
   source: string;
@@ -34,20 +41,36 @@ export function openVcf(ref: VcfFileRef): OpenVcf {
 
 const OPEN_FILES = 256;
 
-/** Open files and their parsed indexes, the least recently used dropped beyond OPEN_FILES. */
-export class VcfFileCache {
-  private readonly open = new Map<string, OpenVcf>();
+/** Open files (VCF or BCF) and their parsed indexes, the least recently used dropped beyond OPEN_FILES. */
+export class VariantFileCache {
+  private readonly open = new Map<string, OpenVcf | OpenBcf>();
 
   /** `generation` tells registrations of one path apart: a copy rebuilt in place is opened afresh. */
-  get(ref: VcfFileRef, generation = ''): OpenVcf {
+  get(ref: VcfFileRef & { format?: VariantFormat }, generation = ''): OpenVcf | OpenBcf {
     const key = `${ref.path}\0${ref.indexPath}\0${generation}`;
     let entry = this.open.get(key);
     if (entry) this.open.delete(key);
-    else entry = openVcf(ref);
+    else entry = ref.format === 'BCF' ? new OpenBcf(ref) : openVcf(ref);
     this.open.set(key, entry);
     if (this.open.size > OPEN_FILES) this.open.delete(this.open.keys().next().value!);
     return entry;
   }
+}
+
+/**
+ * A data line of a set's file as the writers take it: `bytes[lineStart, lineEnd)`, without its line
+ * end; VCF text as it lies in the file, or a BCF record decoded to the line bcftools prints.
+ */
+export interface VariantRecord {
+  /** 0-based start (VCF POS - 1). */
+  readonly start: number;
+  readonly bytes: Buffer;
+  readonly lineStart: number;
+  readonly lineEnd: number;
+  /** Where the record begins in the file: reading from there gives this record first. */
+  readonly offset: VirtualOffset;
+  /** The line as text. */
+  readonly line: string;
 }
 
 /**
@@ -56,7 +79,7 @@ export class VcfFileCache {
  * without decoding a 10 KB line of a 2,504-sample cohort into a string (part of the step from ~1.7
  * to ~10 M calls/s in docs/performance.md, "Variant pages").
  */
-export class RawRecord {
+export class RawRecord implements VariantRecord {
   constructor(
     /** 0-based start (VCF POS - 1). */
     readonly start: number,
@@ -167,8 +190,18 @@ export async function* recordsIn(
   }
 }
 
-/** A registered VCF file of a set: its place among the set's files, and the contigs it holds. */
-export type SetFile = VcfFileRef & { ordinal: number; contigs: Set<string> };
+/** A registered file of a set: its place among the set's files, its encoding, and the contigs it holds. */
+export type SetFile = VcfFileRef & { ordinal: number; format: VariantFormat; contigs: Set<string> };
+
+/** A set's file as the registry keeps it, as the readers take it. */
+export const setFileOf = (row: VariantSetFileRow): SetFile => ({
+  ordinal: row.ordinal,
+  format: row.format === 'BCF' ? 'BCF' : 'VCF',
+  path: row.path,
+  indexPath: row.index_path,
+  indexKind: row.index_kind,
+  contigs: new Set(JSON.parse(row.contigs) as string[]),
+});
 
 /** A place in the results over a set's files: [file ordinal, 0-based start, records at that start so far]. */
 export type RecordPosition = [number, number, number];
@@ -182,14 +215,34 @@ export interface RecordPlace {
   atStart: number;
 }
 
+/** The records of one file of a set overlapping [start, end), as recordsIn and bcfRecordsIn give them. */
+function recordsOfFile(
+  cache: VariantFileCache,
+  file: SetFile,
+  generation: string,
+  referenceName: string,
+  start: number,
+  end: number,
+  from: number | undefined,
+  at: VirtualOffset | undefined,
+  samples: SampleChoice,
+): AsyncGenerator<VariantRecord> {
+  const open = cache.get(file, generation);
+  return open instanceof OpenBcf
+    ? bcfRecordsIn(open, referenceName, start, end, from, at, samples)
+    : recordsIn(open, referenceName, start, end, from, at);
+}
+
 /**
  * The records of a set's files that overlap [start, end) of one reference, in the order searches
  * answer them (file by file, then as the file has them), each with its position; only those after
  * `after` when given. `point`, where the record after `after` was seen, starts reading there when it
- * still holds that record; else the index is asked. `generation` tells registrations apart (VcfFileCache).
+ * still holds that record; else the index is asked. `generation` tells registrations apart
+ * (VariantFileCache). `samples` are the sample columns the caller writes: a BCF decodes only those
+ * (a VCF line holds them all as text anyway).
  */
 export async function* recordsInOrder(
-  cache: VcfFileCache,
+  cache: VariantFileCache,
   files: SetFile[],
   generation: string,
   referenceName: string,
@@ -197,17 +250,17 @@ export async function* recordsInOrder(
   end: number,
   after?: RecordPosition,
   point?: RecordPlace,
-): AsyncGenerator<{ record: RawRecord; position: RecordPosition }> {
+  samples: SampleChoice = 'all',
+): AsyncGenerator<{ record: VariantRecord; position: RecordPosition }> {
   for (const file of files) {
     if (after && file.ordinal < after[0]) continue;
     if (!file.contigs.has(referenceName)) continue;
     const resume = after && file.ordinal === after[0] ? after : undefined;
-    const vcf = cache.get(file, generation);
     const from = resume ? point : undefined;
-    let records = recordsIn(vcf, referenceName, start, end, resume?.[1], from?.offset);
+    let records = recordsOfFile(cache, file, generation, referenceName, start, end, resume?.[1], from?.offset, samples);
     let lastStart = -1;
     let atStart = 0;
-    let pending: RawRecord | undefined;
+    let pending: VariantRecord | undefined;
     if (from) {
       const first = await records.next();
       // Only a record found where it was seen before is trusted; else the index is asked after all.
@@ -217,7 +270,7 @@ export async function* recordsInOrder(
         atStart = from.atStart - 1;
       } else {
         await records.return(undefined);
-        records = recordsIn(vcf, referenceName, start, end, resume?.[1]);
+        records = recordsOfFile(cache, file, generation, referenceName, start, end, resume?.[1], undefined, samples);
       }
     }
     try {

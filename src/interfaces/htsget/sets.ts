@@ -1,6 +1,7 @@
 /**
  * The sets htsget serves, by the ids its clients use, with their files in each format: a read group
- * set's own file and its alternate (BAM, CRAM), a variant set's VCF files and their BCF alternates.
+ * set's own file and its alternate (BAM, CRAM), a variant set's files (VCF or BCF) and their
+ * alternates in the other format.
  * `{id}` is the set's 0.6.0a10 id, `DATASET/NAME` (the first `/` ends the dataset), or a bare `NAME`
  * while exactly one dataset holds a set of that name.
  */
@@ -110,15 +111,16 @@ export class ServedSets {
   private async loadVariants(datasetName: string, name: string): Promise<ServedSet | undefined> {
     const row = await getVariantSetRow(this.registry, datasetName, name);
     if (!row) return undefined;
-    const vcfs: ServedFile[] = (await listVariantSetFiles(this.registry, datasetName, name)).map((f) => ({
-      format: 'VCF',
+    // A VCF's contigs are numbered as its index lists them; a BCF's by its contig dictionary.
+    const own: ServedFile[] = (await listVariantSetFiles(this.registry, datasetName, name)).map((f) => ({
+      format: f.format === 'BCF' ? 'BCF' : 'VCF',
       ordinal: f.ordinal,
       path: f.path,
       indexPath: f.index_path,
       indexKind: f.index_kind,
-      referenceNames: JSON.parse(f.contigs) as string[],
+      referenceNames: JSON.parse(f.reference_names ?? f.contigs) as string[],
     }));
-    const files = new Map<Format, ServedFile[]>([['VCF', vcfs]]);
+    const files = new Map<Format, ServedFile[]>(own.length ? [[own[0].format, own]] : []);
     for (const a of await listVariantSetAlternateFiles(this.registry, { datasetName, name })) {
       const format = a.format as Format;
       const file = { format, ordinal: a.ordinal, path: a.path, indexPath: a.index_path, indexKind: a.index_kind, referenceNames: JSON.parse(a.reference_names) as string[] };

@@ -5,10 +5,10 @@
  * at its containers. A region's data may hold records outside it, as the specification allows, never
  * fewer than it holds; records come once each, in file order, whatever the order of the regions.
  */
+import { bcfRecordAt } from '../../formats/bcf.js';
 import { BlockReader, cutBetween, EOF_BLOCK } from '../../formats/bgzf.js';
 import { joinChunks, unpackOffset, type Chunk } from '../../formats/binning-index.js';
 import { bamRecordAt } from '../../areas/reads/bam-file.js';
-import { bcfRecordAt } from '../../areas/variants/bcf-files.js';
 import { vcfRecordAt } from '../../areas/variants/vcf-files.js';
 import type { BgzfLayout, FileLayouts } from './layouts.js';
 import { UNPLACED, type Region, type TicketRequest } from './request.js';
