@@ -81,13 +81,14 @@ async function tracksOf({ client, areas }: ViewContext, referenceSetId: string):
     }
     if (areas.includes('reads')) {
       const sets = (await client.searchReadGroupSets({ datasetId, pageSize: 1000 }).all()).filter((s) => s.readGroups?.[0]?.referenceSetId === referenceSetId);
-      for (const set of sets) {
+      const bam = await Promise.all(sets.map((set) => servedAsBam(served(`htsget/reads/${set.id}`))));
+      sets.forEach((set, i) => {
         const url = served(`htsget/reads/${set.id}`);
         const row: TrackRow = { name: set.name ?? '', kind: 'alignments (BAM by htsget)', dataset: datasetName };
-        if (await servedAsBam(url)) row.config = { type: 'alignment', format: 'bam', sourceType: 'htsget', url, name: set.name };
+        if (bam[i]) row.config = { type: 'alignment', format: 'bam', sourceType: 'htsget', url, name: set.name };
         else row.why = 'served as CRAM only; igv.js reads BAM by htsget';
         rows.push(row);
-      }
+      });
     }
     if (areas.includes('features')) {
       for (const set of (await client.searchFeatureSets({ datasetId, pageSize: 1000 }).all()).filter(on)) {
