@@ -1,6 +1,7 @@
 /** Settings of a running server, with the defaults `ga4gh serve` starts from. */
 import os from 'node:os';
 import { defaultCompression, type CompressionSettings } from './content-coding.js';
+import type { CorsOrigins } from './http/cors.js';
 import { defaultPagingLimits, type PagingLimits } from './protocol/paging.js';
 import type { NamingForm } from './protocol/schema.js';
 
@@ -14,8 +15,11 @@ export interface ServerConfig {
   registryCacheMs: number;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
-  /** Answer CORS preflights and allow any origin (genome browsers call from other origins). */
-  cors: boolean;
+  /**
+   * Which other origins' pages may read the answers (genome browsers embedded elsewhere call from
+   * theirs), and preflights answered; false: no CORS headers, no preflights (`--no-cors`).
+   */
+  cors: false | { origins: CorsOrigins };
   /** Write every response in this naming form, whatever the request used. */
   forceForm?: NamingForm;
   /** One line per request on standard error. */
@@ -88,7 +92,7 @@ export function defaultServerConfig(): ServerConfig {
     basesPageSize: 1_000_000,
     registryCacheMs: 2000,
     bodyLimit: 1024 * 1024,
-    cors: true,
+    cors: { origins: '*' },
     accessLog: false,
     pageWorkers: defaultPageWorkers(),
     readAheadBytes: 64 * 1024 * 1024,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { Parser } from 'n3';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biometadata/loader.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { readOboTerms } from '../src/areas/ontologies/obo.js';
@@ -25,13 +25,10 @@ import { loadQuantification } from '../src/areas/rna/loader.js';
 import { addQuantificationSet } from '../src/areas/rna/store.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { readGffLines, wiggleValues, writeContigFasta } from './annotation-fixture.js';
+import { chromiumMissing, launchChromium, screenshotOf } from './chromium.js';
 import { copyFixture, newRegistry, ROOT, startTestServer, tempDir, type TestServer } from './helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = fs.existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
-const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
-// Flags for a closed network: without the background-networking ones Chromium keeps trying to reach Google.
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const skip = chromiumMissing;
 
 const dir = tempDir();
 const fasta = copyFixture('compliance/ref_brca1.fa', dir);
@@ -104,10 +101,7 @@ const foreignRequests: string[] = [];
 
 const api = async (p: string, body?: unknown) => (body === undefined ? await server.get(p) : await server.post(p, body)).json;
 
-async function screenshot(name: string) {
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
+const screenshot = (name: string) => screenshotOf(page, name);
 
 async function openView(id: string) {
   await page.goto(`${server.url}/#/${id}`);
@@ -145,7 +139,7 @@ else describe('the web page in Chromium', () => {
     await loadContinuousSet(registry, 'demo', bigWig, { referenceSet: 'contigs', name: 'wiggle' });
     await upsertPeer(registry, PEER, undefined, 'operator');
     server = await startTestServer(location);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
@@ -181,7 +175,7 @@ else describe('the web page in Chromium', () => {
     const text = await page.textContent('main');
     assert.ok(text?.includes(info.protocolVersion));
     assert.ok(text?.includes((await api('/service-info')).id));
-    assert.deepEqual(await cellTexts('nav a'), ['Server', 'Datasets', 'References', 'Variants', 'Annotations', 'Reads', 'Features', 'Continuous', 'RNA', 'Biosamples', 'Phenotypes', 'Peers']);
+    assert.deepEqual(await cellTexts('nav a'), ['Server', 'Datasets', 'References', 'Genome browser', 'Variants', 'Annotations', 'Reads', 'Features', 'Continuous', 'RNA', 'Biosamples', 'Phenotypes', 'Peers']);
     await screenshot('server');
   });
 

@@ -5,6 +5,7 @@ import type { CheckOptions, InventoryValue, Unresolved } from '../areas/area.js'
 import { defaultServerConfig, SERVER_VERSION, type ServerConfig } from '../config.js';
 import type { CompressionSettings } from '../content-coding.js';
 import { formatCompressionOption, parseCompressionOption } from '../http/compression.js';
+import { parseCorsOrigins } from '../http/cors.js';
 import { interfaces } from '../interfaces/index.js';
 import { copyRegistry } from '../registry/copy.js';
 import type { Migration, MigrationContext } from '../registry/migrations.js';
@@ -156,6 +157,18 @@ function compressionOf(text: string, threshold: number, defaults: ServerConfig):
   }
 }
 
+function corsOf(serve: Command, opts: Record<string, any>): ServerConfig['cors'] {
+  if (!opts.cors) {
+    if (serve.getOptionValueSource('corsOrigin') === 'cli') throw new UserError('--cors-origin and --no-cors cannot be given together');
+    return false;
+  }
+  try {
+    return { origins: parseCorsOrigins(opts.corsOrigin) };
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+}
+
 /** Deeper bodies than this could exhaust the stack of the recursive request reader, whatever the option says. */
 const MAX_JSON_DEPTH = 512;
 
@@ -174,6 +187,7 @@ function serveCommand(program: Command): void {
     .option('--registry-cache-ms <ms>', 'keep registry metadata in memory this long (0: read it on every request)', integerAtLeast(0), defaults.registryCacheMs)
     .option('--body-limit <bytes>', 'largest request body accepted', integerAtLeast(1), defaults.bodyLimit)
     .option('--naming <form>', 'answer every request in this naming form: camel or snake')
+    .option('--cors-origin <origins>', 'origins whose pages may read the answers (CORS), comma-separated (https://app.example.org), or * for any', '*')
     .option('--no-cors', 'do not answer CORS preflights or send CORS headers')
     .option('--access-log', 'log one line per request to standard error')
     .option('--compression <codings>', 'codings offered for large replies, preferred first, each with an optional level (br:3,gzip:1), or off', formatCompressionOption(defaults.compression))
@@ -209,7 +223,7 @@ function serveCommand(program: Command): void {
           basesPageSize: opts.basesPageSize,
           registryCacheMs: opts.registryCacheMs,
           bodyLimit: opts.bodyLimit,
-          cors: opts.cors,
+          cors: corsOf(serve, opts),
           forceForm: opts.naming,
           accessLog: Boolean(opts.accessLog),
           compression: compressionOf(opts.compression, opts.compressionThreshold, defaults),

@@ -112,6 +112,13 @@ export function sendAsIs(res: http.ServerResponse, status: number, headers: http
   return size;
 }
 
+/** Adds `name` to the reply's Vary header, keeping what others put there (CORS varies by Origin). */
+export function addVary(res: http.ServerResponse, name: string): void {
+  const current = res.getHeader('vary');
+  const names = current === undefined ? [] : String(current).split(',').map((n) => n.trim()).filter(Boolean);
+  if (!names.some((n) => n.toLowerCase() === name.toLowerCase())) res.setHeader('vary', [...names, name].join(', '));
+}
+
 /** The headers of a reply that is compressed with `coding`. */
 function encodedHeaders(headers: http.OutgoingHttpHeaders, coding: ContentCoding): http.OutgoingHttpHeaders {
   const out = { ...headers, 'content-encoding': coding };
@@ -130,7 +137,7 @@ export class ReplyEncoder {
     private readonly coding: ContentCoding | undefined,
     private readonly settings: CompressionSettings,
   ) {
-    if (settings.codings.length) res.setHeader('vary', 'Accept-Encoding');
+    if (settings.codings.length) addVary(res, 'Accept-Encoding');
   }
 
   /**

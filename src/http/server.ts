@@ -12,7 +12,8 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
+import { addVary, chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
+import { Cors } from './cors.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
@@ -145,6 +146,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
   const slices = new SliceQueue();
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
+  const cors = config.cors ? new Cors(config.cors.origins) : undefined;
 
   /**
    * A slot for a large reply, before anything is written: it waits its turn while all are taken (a
@@ -212,11 +214,13 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
    * be read still answers with an error of its own.
    */
   async function writeExact(res: http.ServerResponse, reply: Extract<Reply, { kind: 'exact' }>, head: boolean): Promise<number> {
-    res.removeHeader('vary'); // the encoder's Accept-Encoding: these bodies are never content-coded
     const pieces = each(reply.pieces);
     try {
       let next = head ? undefined : await pieces.next();
-      res.writeHead(reply.status, { ...reply.headers, 'content-length': reply.length });
+      // The reply's own Vary joins the one already set (CORS's Origin) rather than replacing it.
+      const { vary, ...headers } = reply.headers;
+      if (vary) addVary(res, vary);
+      res.writeHead(reply.status, { ...headers, 'content-length': reply.length });
       for (; next && !next.done; next = await pieces.next()) {
         if (res.destroyed) throw new ClientWentAway('the client closed the connection during the response');
         if (!res.write(next.value)) await drained(res);
@@ -235,7 +239,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
     let request: MessageDesc | undefined;
     let matched: Route | undefined;
     let bytes = 0;
-    if (config.cors) res.setHeader('access-control-allow-origin', '*');
+    cors?.apply(req, res);
     try {
       // Split by hand: a URL object per request measured as a visible share of small requests.
       const rawUrl = req.url ?? '/';
@@ -253,13 +257,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       if (rate && !rate.take(address)) {
         throw GAException.retryLater('tooManyRequests', `more than ${ratePerSecond} requests a second from ${address}`, rate.secondsUntilNext(address));
       }
-      if (method === 'OPTIONS' && config.cors) {
-        res.writeHead(204, {
-          'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
-          'access-control-allow-headers': req.headers['access-control-request-headers'] ?? 'content-type',
-          'access-control-max-age': '86400',
-        });
-        res.end();
+      if (method === 'OPTIONS' && cors) {
+        cors.preflight(req, res);
         return;
       }
       const match = router.match(method, pathname);

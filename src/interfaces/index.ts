@@ -18,7 +18,12 @@ export interface Interface {
   serveOptions?(serve: Command): void;
 }
 
-export const interfaces: Interface[] = [htsgetInterface, { name: 'refget', routes: refgetRoutes }];
+export const interfaces: Interface[] = [
+  htsgetInterface,
+  { name: 'refget', routes: refgetRoutes },
+  // Loaded when a server starts, not for every command line.
+  { name: 'files', routes: async (app) => (await import('./files/index.js')).filesRoutes(app) },
+];
 
 /** Every interface's routes, in the interfaces' order. */
 export async function routesOfInterfaces(app: AppContext): Promise<Route[]> {

@@ -1,7 +1,8 @@
 /**
  * What people open in a browser, served beside the API: the OpenAPI document (`/openapi.json`), its
  * interactive documentation (`/docs`, redoc's standalone bundle from node_modules, no CDN), and the web
- * page that browses the data (`/`, a small script bundled from src/web/page at first request).
+ * page that browses the data (`/`, a small script bundled from src/web/page at first request, and
+ * igv.js's bundle from node_modules for its genome browser).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -58,6 +59,9 @@ const redocBundle = once(async () => {
   return Buffer.from(text.replaceAll(REDOC_LOGO_URL, EMPTY_SVG));
 });
 
+/** igv.js's ESM bundle as installed, for the genome browser view (views/browser.ts). */
+const igvBundle = once(async () => fs.promises.readFile(require.resolve('igv/dist/igv.esm.min.js')));
+
 /** Links are relative, so the pages also work under the version prefix and behind a proxy's sub-path. */
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -94,5 +98,10 @@ export function webRoutes(areaRoutes: AreaRoutes[]): Route[] {
     },
     { method: 'GET', path: '/', handle: async () => content(html, await pageHtml()) },
     { method: 'GET', path: '/ui/app.js', handle: async () => content('text/javascript; charset=utf-8', await pageScript()) },
+    {
+      method: 'GET',
+      path: '/ui/igv.esm.min.js',
+      handle: async () => content('text/javascript; charset=utf-8', await igvBundle(), 'public, max-age=86400'),
+    },
   ];
 }

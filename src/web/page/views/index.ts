@@ -4,6 +4,7 @@
  */
 import { annotationsView } from './annotations.js';
 import { biosamplesView } from './biosamples.js';
+import { browserView } from './browser.js';
 import { continuousView } from './continuous.js';
 import { datasetsView } from './datasets.js';
 import { featuresView } from './features.js';
@@ -20,6 +21,7 @@ export const views: View[] = [
   serverView,
   datasetsView,
   referencesView,
+  browserView,
   variantsView,
   annotationsView,
   readsView,
