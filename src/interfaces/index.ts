@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../areas/area.js';
 import type { Route } from '../http/router.js';
+import { beaconInterface } from './beacon/index.js';
 import { htsgetInterface } from './htsget/index.js';
 import { refgetRoutes } from './refget/index.js';
 
@@ -18,7 +19,7 @@ export interface Interface {
   serveOptions?(serve: Command): void;
 }
 
-export const interfaces: Interface[] = [htsgetInterface, { name: 'refget', routes: refgetRoutes }];
+export const interfaces: Interface[] = [htsgetInterface, { name: 'refget', routes: refgetRoutes }, beaconInterface];
 
 /** Every interface's routes, in the interfaces' order. */
 export async function routesOfInterfaces(app: AppContext): Promise<Route[]> {

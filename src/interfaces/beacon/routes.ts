@@ -1,0 +1,83 @@
+/**
+ * Beacon v2 under `/beacon`: the framework's informational endpoints, and each entry type's
+ * endpoints by GET and POST (its collection, one entry by id, the lookups from one entry to others),
+ * every answer in Beacon's envelope and every error in Beacon's error form.
+ */
+import type { AppContext } from '../../areas/area.js';
+import type { Route, RouteInput } from '../../http/router.js';
+import type { Reply } from '../../protocol/reply.js';
+import { ANONYMOUS } from '../../access/decision.js';
+import { BeaconDatasets, datasetRecord } from './datasets.js';
+import { ENTRY_TYPES, entryTypeAt, type EntryType } from './entry-types.js';
+import { writeBeaconError, badRequest, notFound } from './errors.js';
+import { informationalMeta, requestSummaryOf, type BeaconContext } from './envelope.js';
+import { beaconIdentity, configurationDocument, entryTypesDocument, infoDocument, mapDocument, serviceInfoDocument } from './framework.js';
+import { fromBody, fromQuery, type BeaconRequest } from './request.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A JSON answer in pieces of text; `large` ones wait for one of the server's slots for large replies. */
+export function jsonPieces(pieces: string[], large = false): Reply {
+  return { kind: 'bytes', large, chunks: () => pieces.map((p) => Buffer.from(p)) };
+}
+
+export const jsonDocument = (document: unknown): Reply => ({ kind: 'content', contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(document)) });
+
+/** What an endpoint is asked: the request in either form. */
+export type Asked = (input: RouteInput, takes: readonly string[], nested?: string) => BeaconRequest;
+
+export function beaconRoutes({ registry, config }: AppContext): Route[] {
+  const context: BeaconContext = { beaconId: beaconIdentity(config, undefined).beaconId };
+  const datasets = new BeaconDatasets(registry, config.registryCacheMs);
+  // A GET's body is empty (its parameters are in the query); so is a POST's without a body.
+  const asked: Asked = (input, takes, nested) =>
+    Object.keys(input.body ?? {}).length > 0 ? fromBody(input.body, takes, nested, config.paging) : fromQuery(input.query, takes, config.paging);
+
+  /** The datasets as a collection (beaconCollectionsResponse), or only whether they exist and how many. */
+  async function datasetCollection(request: BeaconRequest, id?: string): Promise<Reply> {
+    if (request.filters.length) throw badRequest(`filters: datasets are not filtered; ask ${ENTRY_TYPES.individual.path} or ${ENTRY_TYPES.biosample.path} with filters and datasetIds`);
+    const reached = await datasets.reached(ANONYMOUS, 'record', id === undefined ? request.datasetIds : [id]);
+    if (id !== undefined && reached.datasets.length === 0) throw notFound(`no dataset '${id}'`);
+    const rows = reached.datasets.map((d) => d.row);
+    const { skip, limit } = request.pagination;
+    const granularity = request.requestedGranularity;
+    const meta = {
+      ...informationalMeta(context, [{ entityType: 'dataset', schema: ENTRY_TYPES.dataset.defaultSchema.id }]),
+      returnedGranularity: granularity,
+      receivedRequestSummary: requestSummaryOf(request, context),
+    };
+    const document: Record<string, unknown> = { meta, responseSummary: { exists: rows.length > 0, ...(granularity === 'boolean' ? {} : { numTotalResults: rows.length }) } };
+    if (reached.unknownIds.length) document.info = { warnings: { unknownDatasetIds: reached.unknownIds } };
+    if (granularity === 'record') document.response = { collections: rows.slice(skip * limit, skip * limit + limit).map(datasetRecord) };
+    return jsonDocument(document);
+  }
+
+  /** Requests under /beacon that name no endpoint: an entry type or a lookup this beacon does not serve. */
+  async function unknownPath(input: RouteInput): Promise<Reply> {
+    const [segment, id, lookup] = input.params.path.split('/');
+    const entry: EntryType | undefined = entryTypeAt(segment);
+    const served = Object.values(ENTRY_TYPES).map((e) => e.path).join(', ');
+    if (!entry) throw badRequest(`unknown entry type '${segment}': this beacon serves ${served}`);
+    if (lookup !== undefined && id !== undefined) {
+      throw badRequest(`unknown entry type '${lookup}' for one ${entry.id}: /beacon/${entry.path}/{id}/ leads to ${entry.lookups.map((l) => ENTRY_TYPES[l].path).join(', ')}`);
+    }
+    throw badRequest(`/beacon/${input.params.path} is no endpoint of entry type ${entry.id}`);
+  }
+
+  const get = (path: string, handle: (input: RouteInput) => Promise<Reply>): Route => ({ method: 'GET', path, ownQuery: true, handle });
+  const both = (path: string, handle: (input: RouteInput) => Promise<Reply>): Route[] => [get(path, handle), { method: 'POST', path, handle }];
+  const info = async (input: RouteInput) => jsonDocument(infoDocument(config, input.remote.host, context));
+
+  const routes: Route[] = [
+    get('/beacon', info),
+    get('/beacon/info', info),
+    get('/beacon/service-info', async (input) => jsonDocument(serviceInfoDocument(config, input.remote.host))),
+    get('/beacon/configuration', async (input) => jsonDocument(configurationDocument(config, input.remote.host, context))),
+    get('/beacon/map', async (input) => jsonDocument(mapDocument(config, input.remote.host, context))),
+    get('/beacon/entry_types', async () => jsonDocument(entryTypesDocument(context))),
+    ...both('/beacon/datasets', async (input) => datasetCollection(asked(input, []))),
+    ...both('/beacon/datasets/{id}', async (input) => datasetCollection(asked(input, []), input.params.id)),
+    ...both('/beacon/{path+}', unknownPath),
+  ];
+  return routes.map((route) => ({ ...route, writeError: (error) => writeBeaconError(error, context) }));
+}
