@@ -116,7 +116,12 @@ export interface BeaconClient {
 /** A client of the beacon at `url` whose every answer is validated (validateAnswer) before it is returned. */
 export function beaconClient(url: string): BeaconClient {
   const call = async (pathAndQuery: string, init: RequestInit): Promise<BeaconAnswer> => {
-    const res = await fetch(url + pathAndQuery, init);
+    // A connection left idle past the server's keep-alive timeout (a test running the CLI between two
+    // requests) may be closed as it is reused: such a request never reached the server, and is sent again.
+    const res = await fetch(url + pathAndQuery, init).catch((e) => {
+      if ((e as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET' && !/other side closed|ECONNRESET/.test(String((e as { cause?: unknown }).cause))) throw e;
+      return fetch(url + pathAndQuery, init);
+    });
     const text = await res.text();
     let body: unknown;
     try {

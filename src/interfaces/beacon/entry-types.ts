@@ -3,6 +3,7 @@
  * individuals, biosamples and datasets, with their paths, their schemas and the lookups between them
  * that the map declares (`/beacon/individuals/{id}/g_variants`, ...).
  */
+import { badRequest } from './errors.js';
 
 const MODEL = 'https://raw.githubusercontent.com/ga4gh-beacon/beacon-v2/main/models/json/beacon-v2-default-model';
 
@@ -135,4 +136,31 @@ export function endpointSets(root: string): Record<string, unknown> {
     };
   }
   return out;
+}
+
+/** The entity type names `requestedSchemas` may give an entry type by (the model's folder names among them). */
+const ENTITY_NAMES: Record<EntryTypeId, string[]> = {
+  genomicVariant: ['genomicvariant', 'genomicvariation', 'genomicvariations', 'g_variants'],
+  individual: ['individual', 'individuals'],
+  biosample: ['biosample', 'biosamples'],
+  dataset: ['dataset', 'datasets'],
+};
+
+/**
+ * The schema an answer's records of `entry` are written in: the one `requestedSchemas` names for it
+ * (by id, or by the URL of its definition), else the default. An entry of `requestedSchemas` for
+ * another entity type is not about these records; a schema this beacon does not write is a 400.
+ */
+export function schemaFor(entry: EntryType, requested: Array<{ entityType?: string; schema?: string }>): SchemaReference {
+  const supported = [entry.defaultSchema, ...entry.additionallySupportedSchemas];
+  for (const { entityType, schema } of requested) {
+    if (entityType !== undefined && !ENTITY_NAMES[entry.id].includes(entityType.toLowerCase())) continue;
+    if (schema === undefined) continue;
+    // The default schema's file in another copy of the model (a branch, a mirror) is the same schema.
+    const modelFile = entry.defaultSchema.referenceToSchemaDefinition.slice(MODEL.length);
+    const found = supported.find((s) => s.id === schema || s.referenceToSchemaDefinition === schema) ?? (schema.endsWith(modelFile) ? entry.defaultSchema : undefined);
+    if (!found) throw badRequest(`requestedSchemas: ${entry.id} records are written as ${supported.map((s) => s.id).join(' or ')}, not '${schema}'`);
+    return found;
+  }
+  return entry.defaultSchema;
 }

@@ -39,8 +39,9 @@ export interface BeaconRequest {
   /** The datasets to answer from, by id (a dataset's id is its name); absent: every one. */
   datasetIds?: string[];
   testMode?: boolean;
-  /** The entry type's own parameters, as sent: strings from a GET, JSON values from a POST. */
+  /** The entry type's own parameters, as sent: strings from a GET query, JSON values from a POST body. */
   parameters: Record<string, unknown>;
+  form: 'query' | 'body';
 }
 
 /** Parameters of the framework, in a GET query. */
@@ -152,6 +153,7 @@ export function fromQuery(pairs: Array<[string, string]>, takes: readonly string
     datasetIds: query.datasetIds === undefined ? undefined : commaList(query.datasetIds).filter(Boolean),
     testMode: query.testMode === undefined ? undefined : booleanOf('testMode', query.testMode),
     parameters,
+    form: 'query',
   };
 }
 
@@ -227,5 +229,6 @@ export function fromBody(body: unknown, takes: readonly string[], nested: string
     datasetIds,
     testMode: testMode === undefined ? undefined : booleanOf('testMode', testMode),
     parameters,
+    form: 'body',
   };
 }

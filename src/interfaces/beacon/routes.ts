@@ -8,9 +8,14 @@ import type { Route, RouteInput } from '../../http/router.js';
 import type { Reply } from '../../protocol/reply.js';
 import { ANONYMOUS } from '../../access/decision.js';
 import { BeaconDatasets, datasetRecord } from './datasets.js';
-import { ENTRY_TYPES, entryTypeAt, type EntryType } from './entry-types.js';
+import { ENTRY_TYPES, entryTypeAt, schemaFor, type EntryType } from './entry-types.js';
 import { writeBeaconError, badRequest, notFound } from './errors.js';
-import { informationalMeta, requestSummaryOf, type BeaconContext } from './envelope.js';
+import { informationalMeta, requestSummaryOf, writeAnswer, type BeaconContext, type DatasetAnswer } from './envelope.js';
+import { GenomicVariants } from './genomic-variants.js';
+import { variantKeyOf } from './ids.js';
+import { variantRecordWriter } from './variant-records.js';
+import { VARIANT_PARAMETERS, variantQueryOf } from './variant-query.js';
+import { VariantSets } from './variant-sets.js';
 import { beaconIdentity, configurationDocument, entryTypesDocument, infoDocument, mapDocument, serviceInfoDocument } from './framework.js';
 import { fromBody, fromQuery, type BeaconRequest } from './request.js';
 
@@ -29,6 +34,8 @@ export type Asked = (input: RouteInput, takes: readonly string[], nested?: strin
 export function beaconRoutes({ registry, config }: AppContext): Route[] {
   const context: BeaconContext = { beaconId: beaconIdentity(config, undefined).beaconId };
   const datasets = new BeaconDatasets(registry, config.registryCacheMs);
+  const variantSets = new VariantSets(registry, config.registryCacheMs);
+  const variants = new GenomicVariants(variantSets);
   // A GET's body is empty (its parameters are in the query); so is a POST's without a body.
   const asked: Asked = (input, takes, nested) =>
     Object.keys(input.body ?? {}).length > 0 ? fromBody(input.body, takes, nested, config.paging) : fromQuery(input.query, takes, config.paging);
@@ -50,6 +57,42 @@ export function beaconRoutes({ registry, config }: AppContext): Route[] {
     if (reached.unknownIds.length) document.info = { warnings: { unknownDatasetIds: reached.unknownIds } };
     if (granularity === 'record') document.response = { collections: rows.slice(skip * limit, skip * limit + limit).map(datasetRecord) };
     return jsonDocument(document);
+  }
+
+  /** Every filter is reported as one this beacon cannot apply, and matches nothing: they are ANDed. */
+  function unknownFilters(request: BeaconRequest): Record<string, string[]> {
+    return { unknownFilters: request.filters.map((f) => f.id) };
+  }
+
+  /** Genomic variants answering a query, one result set per dataset, or the one a variantInternalId names. */
+  async function genomicVariants(request: BeaconRequest, id?: string): Promise<Reply> {
+    const entry = ENTRY_TYPES.genomicVariant;
+    const schema = schemaFor(entry, request.requestedSchemas);
+    const write = variantRecordWriter(schema);
+    const returnedSchemas = [{ entityType: entry.id, schema: schema.id }];
+    const answers: DatasetAnswer[] = [];
+    const warnings = unknownFilters(request);
+    if (id !== undefined) {
+      const key = variantKeyOf(id);
+      const dataset = key && (await datasets.one(ANONYMOUS, request.requestedGranularity, key.datasetName));
+      const hit = dataset ? await variants.byId(id) : undefined;
+      if (!dataset || !hit) throw notFound(`no genomic variant with id '${id}'`);
+      const found = request.filters.length === 0;
+      answers.push({ id: dataset.row.name, granted: dataset.granted, exists: found, count: found ? 1 : 0, records: found && dataset.granted === 'record' ? [write(hit)] : [] });
+    } else {
+      const query = variantQueryOf(request.parameters, request.form);
+      const reached = await datasets.reached(ANONYMOUS, request.requestedGranularity, request.datasetIds);
+      if (reached.unknownIds.length) warnings.unknownDatasetIds = reached.unknownIds;
+      for (const { row, granted } of reached.datasets) {
+        answers.push(
+          request.filters.length
+            ? { id: row.name, granted, exists: false, count: 0, records: [] }
+            : await variants.answer(row.name, granted, query, request.pagination, write),
+        );
+      }
+    }
+    const pieces = writeAnswer(context, answers, { request, returnedSchemas, parametersKey: 'g_variant', warnings });
+    return jsonPieces(pieces, answers.some((a) => a.records.length > 0));
   }
 
   /** Requests under /beacon that name no endpoint: an entry type or a lookup this beacon does not serve. */
@@ -75,6 +118,8 @@ export function beaconRoutes({ registry, config }: AppContext): Route[] {
     get('/beacon/configuration', async (input) => jsonDocument(configurationDocument(config, input.remote.host, context))),
     get('/beacon/map', async (input) => jsonDocument(mapDocument(config, input.remote.host, context))),
     get('/beacon/entry_types', async () => jsonDocument(entryTypesDocument(context))),
+    ...both('/beacon/g_variants', async (input) => genomicVariants(asked(input, VARIANT_PARAMETERS, 'g_variant'))),
+    ...both('/beacon/g_variants/{id}', async (input) => genomicVariants(asked(input, []), input.params.id)),
     ...both('/beacon/datasets', async (input) => datasetCollection(asked(input, []))),
     ...both('/beacon/datasets/{id}', async (input) => datasetCollection(asked(input, []), input.params.id)),
     ...both('/beacon/{path+}', unknownPath),
