@@ -10,7 +10,11 @@
  *   SVTYPE=CNV), a breakend, a spanning deletion '*', haploid and missing calls, rs ids, and AF and
  *   EAS_AF fields mapped to populations;
  * - dataset `compliance` (record): the compliance suite's BRCA1 variants of 3 samples with their
- *   individuals, and biosamples written here that name their individual;
+ *   individuals, and biosamples written here that name their individual, a disease and where the
+ *   sample came from (HG00101 has none: its call set names no biosample);
+ * - ontologies: the phenotype tests' terms (thyroid cancer > thyroid carcinoma > papillary thyroid
+ *   carcinoma), and one written here of sexes and of blood (genotypic sex > male and female
+ *   genotypic sex; haemolymphoid fluid > blood);
  * - datasets `counted` (count) and `closed` (boolean, the default) holding the synthetic VCF again.
  *
  * Each VCF is also split with `bcftools norm -m -` (one line per alternate allele, nothing
@@ -20,12 +24,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biometadata/loader.js';
+import { readOboTerms } from '../src/areas/ontologies/obo.js';
+import { addOntology } from '../src/areas/ontologies/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { setAssemblyAliases } from '../src/areas/references/store.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { setBeaconFrequencies } from '../src/areas/variants/store.js';
 import { beaconClient, type BeaconClient } from './beacon-harness.js';
-import { bgzippedVcf, copyFixture, newRegistry, startTestServer, tempDir, tool, type TestServer } from './helpers.js';
+import { bgzippedVcf, copyFixture, newRegistry, startTestServer, tempDir, TESTDATA, tool, type TestServer } from './helpers.js';
 
 /** A deterministic sequence of `n` bases. */
 function bases(n: number, seed: number): string {
@@ -92,6 +98,41 @@ function syntheticVcf(): string {
   ].join('\n');
 }
 
+/** The terms of sex and sample origin the compliance records use, with a parent each. */
+export const SEX_AND_ORIGIN_OBO = `format-version: 1.2
+data-version: beacon-test
+ontology: beacon-test
+
+[Term]
+id: PATO:0020000
+name: genotypic sex
+
+[Term]
+id: PATO:0020001
+name: male genotypic sex
+is_a: PATO:0020000 ! genotypic sex
+
+[Term]
+id: PATO:0020002
+name: female genotypic sex
+is_a: PATO:0020000 ! genotypic sex
+
+[Term]
+id: UBERON:0000179
+name: haemolymphatic fluid
+
+[Term]
+id: UBERON:0000178
+name: blood
+is_a: UBERON:0000179 ! haemolymphatic fluid
+`;
+
+/** The biosamples registered in dataset `compliance`, as their JSON files give them. */
+export const COMPLIANCE_BIOSAMPLES = [
+  { name: 'HG00096', individualId: 'HG00096', disease: { termId: 'DOID:3969', term: 'papillary thyroid carcinoma' }, description: 'blood of HG00096', attributes: { attr: { sampleOriginType: { values: [{ stringValue: 'UBERON:0000178' }] } } } },
+  { name: 'HG00099', individualId: 'HG00099', disease: { termId: 'DOID:1781', term: 'thyroid cancer' }, description: 'a sample of HG00099' },
+];
+
 export interface BeaconFixture {
   dir: string;
   location: string;
@@ -142,13 +183,16 @@ export async function beaconFixture(): Promise<BeaconFixture> {
   await loadReferenceSet(registry, path.join(compliance, 'ref_brca1.fa'), { name: 'hg37', assemblyId: 'hg37' });
   await addDataset(registry, 'compliance', 'the compliance suite BRCA1 data', undefined, 'record');
   for (const sample of ['HG00096', 'HG00099', 'HG00101']) await addIndividualFromFile(registry, 'compliance', path.join(compliance, `individual_${sample}.json`));
-  for (const [sample, disease] of [
-    ['HG00096', { termId: 'DOID:3969', term: 'papillary thyroid carcinoma' }],
-    ['HG00099', { termId: 'DOID:1781', term: 'thyroid cancer' }],
-  ] as const) {
-    const file = path.join(dir, `biosample-${sample}.json`);
-    fs.writeFileSync(file, JSON.stringify({ name: sample, individualId: sample, disease, description: `blood of ${sample}` }));
+  for (const biosample of COMPLIANCE_BIOSAMPLES) {
+    const file = path.join(dir, `biosample-${biosample.name}.json`);
+    fs.writeFileSync(file, JSON.stringify(biosample));
     await addBiosampleFromFile(registry, 'compliance', file);
+  }
+  const obo = path.join(dir, 'sex-and-origin.obo');
+  fs.writeFileSync(obo, SEX_AND_ORIGIN_OBO);
+  for (const [name, file] of [['g2p-terms', path.join(TESTDATA, 'phenotypes/g2p-terms.obo')], ['sex-and-origin', obo]]) {
+    const header: Record<string, string> = {};
+    await addOntology(registry, name, file, readOboTerms(file, header), header);
   }
   await loadVariantSet(registry, 'compliance', [path.join(compliance, 'brca1_1kgPhase3_variants.vcf')], { referenceset: 'hg37', name: 'brca1' });
   const complianceVcf = path.join(compliance, 'brca1_1kgPhase3_variants.vcf.gz');
