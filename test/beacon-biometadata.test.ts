@@ -182,7 +182,7 @@ describe('beacon /filtering_terms', () => {
     for (const b of COMPLIANCE_BIOSAMPLES) assert.deepEqual(((terms.get(b.disease.termId) as any).scopes as string[]).sort(), ['biosample', 'individual']);
     assert.equal((terms.get('UBERON:0000178') as any).label, 'blood');
     assert.equal((terms.get('Population') as any).type, 'alphanumeric');
-    assert.deepEqual(body.response.resources.map((r: any) => r.id).sort(), ['g2p-terms', 'sex-and-origin']);
+    assert.deepEqual(body.response.resources.map((r: any) => r.id).sort(), ['g2p-terms', 'sex-and-origin', 'so']);
     // Filters of either scope apply to each of these entry types, through the links between records.
     for (const entry of ['individuals', 'biosamples', 'g_variants']) {
       const each = await f.beacon.get(`/beacon/${entry}/filtering_terms`);

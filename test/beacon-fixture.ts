@@ -15,7 +15,11 @@
  * - ontologies: the phenotype tests' terms (thyroid cancer > thyroid carcinoma > papillary thyroid
  *   carcinoma), and one written here of sexes and of blood (genotypic sex > male and female
  *   genotypic sex; haemolymphoid fluid > blood);
- * - datasets `counted` (count) and `closed` (boolean, the default) holding the synthetic VCF again.
+ * - datasets `counted` (count) and `closed` (boolean, the default) holding the synthetic VCF again;
+ * - dataset `annotated` (record): the reference server's SnpEff (OR4F) and VEP (1kg.3) annotated
+ *   VCFs on NCBI37, their effects in the Sequence Ontology;
+ * - gene features: the compliance suite's GENCODE genes on its reference, and GFF3 genes written here
+ *   on NCBI37 (one across the 16 kb boundary of the index's windows) and on the synthetic contigs.
  *
  * Each VCF is also split with `bcftools norm -m -` (one line per alternate allele, nothing
  * realigned), from which the tests read what each query should find.
@@ -26,6 +30,7 @@ import { addDataset } from '../src/areas/datasets/store.js';
 import { addBiosampleFromFile, addIndividualFromFile } from '../src/areas/biometadata/loader.js';
 import { readOboTerms } from '../src/areas/ontologies/obo.js';
 import { addOntology } from '../src/areas/ontologies/store.js';
+import { loadFeatureSet } from '../src/areas/features/loader.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
 import { setAssemblyAliases } from '../src/areas/references/store.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
@@ -133,13 +138,24 @@ export const COMPLIANCE_BIOSAMPLES = [
   { name: 'HG00099', individualId: 'HG00099', disease: { termId: 'DOID:1781', term: 'thyroid cancer' }, description: 'a sample of HG00099' },
 ];
 
+/** Genes of the GFF3 written for NCBI37 and the synthetic reference set (1-based, inclusive, as GFF3 writes them). */
+export const GENES = {
+  NCBI37: [['1', 'EDGE1', 16001, 16800], ['1', 'WASH7P', 14404, 17000], ['1', 'OR4F5', 69091, 70008]],
+  synthetic: [['c1', 'SYNG', 110, 130], ['c1', 'SYNG', 995, 1000], ['c2', 'SYNH', 1, 10]],
+} as const;
+
+function gff3(genes: ReadonlyArray<readonly [string, string, number, number]>): string {
+  const lines = genes.map(([seqid, name, start, end], i) => [seqid, 'test', 'gene', start, end, '.', '+', '.', `ID=gene${i};Name=${name};gene_name=${name}`].join('\t'));
+  return ['##gff-version 3', ...lines, ''].join('\n');
+}
+
 export interface BeaconFixture {
   dir: string;
   location: string;
   server: TestServer;
   beacon: BeaconClient;
   /** The VCF files of each dataset's variant set, as registered. */
-  vcfs: { kg: string[]; synthetic: string; compliance: string };
+  vcfs: { kg: string[]; synthetic: string; compliance: string; snpEff: string; vep: string };
   /** The same files with one line per alternate allele (bcftools norm -m -), bgzipped and indexed. */
   split: { kg: string[]; synthetic: string; compliance: string };
 }
@@ -197,6 +213,21 @@ export async function beaconFixture(): Promise<BeaconFixture> {
   await loadVariantSet(registry, 'compliance', [path.join(compliance, 'brca1_1kgPhase3_variants.vcf')], { referenceset: 'hg37', name: 'brca1' });
   const complianceVcf = path.join(compliance, 'brca1_1kgPhase3_variants.vcf.gz');
 
+  const soFile = path.join(compliance, 'so-xp-simple.obo');
+  const soHeader: Record<string, string> = {};
+  await addOntology(registry, 'so', soFile, readOboTerms(soFile, soHeader), soHeader);
+  await loadFeatureSet(registry, 'compliance', path.join(compliance, 'brca1_gencodev19.gff3'), { referenceSet: 'hg37', ontology: 'so' });
+  await addDataset(registry, 'annotated', 'VEP and SnpEff annotated variants', undefined, 'record');
+  const variants = copyFixture('ga4gh-server/datasets/dataset1/variants', dir);
+  const annotated = { snpEff: path.join(variants, 'OR4F_annotation/OR4F_annotation.vcf.gz'), vep: path.join(variants, '1kg.3.annotations/chr1.edit.vcf.gz') };
+  await loadVariantSet(registry, 'annotated', [annotated.snpEff], { referenceset: 'NCBI37', ontology: 'so', name: 'snpeff' });
+  await loadVariantSet(registry, 'annotated', [annotated.vep], { referenceset: 'NCBI37', ontology: 'so', name: 'vep' });
+  for (const [referenceSet, genes] of Object.entries(GENES)) {
+    const file = path.join(dir, `genes-${referenceSet}.gff3`);
+    fs.writeFileSync(file, gff3(genes));
+    await loadFeatureSet(registry, referenceSet === 'synthetic' ? 'synthetic' : 'kg', file, { referenceSet, ontology: 'so', name: `genes-${referenceSet}` });
+  }
+
   const splitDir = fs.mkdtempSync(path.join(dir, 'split-'));
   const server = await startTestServer(location);
   return {
@@ -204,7 +235,7 @@ export async function beaconFixture(): Promise<BeaconFixture> {
     location,
     server,
     beacon: beaconClient(server.url),
-    vcfs: { kg, synthetic, compliance: complianceVcf },
+    vcfs: { kg, synthetic, compliance: complianceVcf, ...annotated },
     split: { kg: kg.map((f) => splitAlleles(f, splitDir)), synthetic: splitAlleles(synthetic, splitDir), compliance: splitAlleles(complianceVcf, splitDir) },
   };
 }

@@ -9,7 +9,9 @@ import { ANONYMOUS } from '../../access/decision.js';
 import { IdKinds, namesOfId } from '../../protocol/ids.js';
 import type { Reply } from '../../protocol/reply.js';
 import type { Registry } from '../../registry/registry.js';
+import { VariantAnnotations } from './annotations.js';
 import { BioMetadata, type BioEntries, type BioEntry } from './biometadata.js';
+import { Genes } from './genes.js';
 import { BeaconDatasets, datasetRecord, type ReachedDataset } from './datasets.js';
 import { ENTRY_TYPES, schemaFor, type EntryTypeId } from './entry-types.js';
 import { badRequest, notFound } from './errors.js';
@@ -54,7 +56,7 @@ export class BeaconAnswers {
   ) {
     this.datasets = new BeaconDatasets(registry, cacheMs);
     this.variantSets = new VariantSets(registry, cacheMs);
-    this.variants = new GenomicVariants(this.variantSets);
+    this.variants = new GenomicVariants(this.variantSets, new Genes(registry, cacheMs), new VariantAnnotations(registry, cacheMs));
     this.bio = new BioMetadata(registry, cacheMs);
     this.filters = new FilterTerms(registry, cacheMs);
   }

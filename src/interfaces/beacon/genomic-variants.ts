@@ -11,9 +11,12 @@ import { alleleDigest } from '../../areas/variants/variant-writer.js';
 import { recordsIn, recordsInOrder, VcfFileCache, type RawRecord, type SetFile } from '../../areas/variants/vcf-files.js';
 import { GAException } from '../../protocol/errors.js';
 import { allelesOf, perAllele, type Allele, type VcfLine } from './alleles.js';
+import type { AnnotationReader } from '../../areas/annotations/entries.js';
+import { effectsOf, type AlleleEffects, type VariantAnnotations } from './annotations.js';
 import type { DatasetAnswer } from './envelope.js';
 import { variantKeyOf, type VariantKey } from './ids.js';
-import { matches, windowOf, type VariantQuery } from './variant-query.js';
+import type { Genes } from './genes.js';
+import { matches, windowOf, type Place, type VariantQuery } from './variant-query.js';
 import type { VariantSetContext, VariantSets } from './variant-sets.js';
 import type { BeaconGranularity } from '../../areas/datasets/store.js';
 
@@ -100,6 +103,8 @@ export interface Hit {
   allele: Allele;
   /** The sample columns that carry it, when they were read. */
   carriers?: Array<{ sample: number; alleles: number[] }>;
+  /** What the set's annotations say of it, when they were read (null: the set has none). */
+  effects?: AlleleEffects | null;
   key: VariantKey;
 }
 
@@ -115,10 +120,34 @@ export interface HitOptions {
 /** Record of a hit, as JSON text, by whoever writes records (variant-records.ts). */
 export type RecordWriter = (hit: Hit) => string;
 
+/** Where a query's alleles may be on a set: a reference (every one when undefined) and the place there. */
+interface Region {
+  contig?: string;
+  place: Place;
+}
+
 export class GenomicVariants {
   private readonly files = new VcfFileCache();
 
-  constructor(private readonly sets: VariantSets) {}
+  constructor(
+    private readonly sets: VariantSets,
+    private readonly genes: Genes,
+    private readonly annotations: VariantAnnotations,
+  ) {}
+
+  /** The regions of a set a query reads: its gene's places, its reference, or every reference. */
+  private async regionsOf(set: VariantSetContext, query: VariantQuery): Promise<Region[]> {
+    if (query.geneId !== undefined) {
+      const places = await this.genes.placesOf(set.row.reference_set_name, query.geneId);
+      return places.flatMap((p) => {
+        const contig = set.contigOf(p.referenceName);
+        return contig === undefined ? [] : [{ contig, place: { kind: 'range', start: p.start, end: p.end } as Place }];
+      });
+    }
+    if (query.referenceName === undefined) return [{ place: query.place }];
+    const contig = set.contigOf(query.referenceName);
+    return contig === undefined ? [] : [{ contig, place: query.place }];
+  }
 
   /** A failure to read a set's files is the server's (503), named by set; the cause is for the log. */
   private unreadable(set: VariantSetContext, error: unknown): GAException {
@@ -137,39 +166,58 @@ export class GenomicVariants {
     }
   }
 
-  /** The hits of a set for a query, in file order. */
+  /** The hits of a set for a query, in file order (the gene's places in order, each allele once). */
   async *hitsIn(set: VariantSetContext, query: VariantQuery, options: HitOptions): AsyncGenerator<Hit> {
     if (query.assemblyId !== undefined && !(await this.sets.sameAssembly(set, query.assemblyId))) return;
-    let contig: string | undefined;
-    if (query.referenceName !== undefined) {
-      contig = set.contigOf(query.referenceName);
-      if (contig === undefined) return;
-    }
     const limit = options.samples?.(set);
     if (limit && limit.size === 0) return;
-    const window = windowOf(query.place);
+    const reader = query.aminoacidChange !== undefined ? await this.annotations.of(set) : undefined;
+    if (reader === null) return; // no annotations: no amino acid changes to match
+    const regions = await this.regionsOf(set, query);
+    const seen = regions.length > 1 ? new Set<string>() : undefined;
     try {
-      for await (const record of this.lines(set, contig, window)) {
-        const view = viewOf(record);
-        let genotypes: Array<number[] | undefined> | undefined | null = null;
-        for (const allele of allelesOf(view.line)) {
-          if (!matches(query, allele)) continue;
-          let carriers: Hit['carriers'];
-          if (options.calls || limit) {
-            if (genotypes === null) genotypes = genotypesOf(view, set.samples.length);
-            carriers = [];
-            for (let s = 0; s < set.samples.length; s++) {
-              const alleles = genotypes?.[s];
-              if (alleles && alleles.includes(allele.index) && (!limit || limit.has(s))) carriers.push({ sample: s, alleles });
+      for (const region of regions) {
+        const within = { ...query, place: region.place };
+        for await (const record of this.lines(set, region.contig, windowOf(region.place))) {
+          const view = viewOf(record);
+          for (const hit of this.hitsOfLine(set, view, within, options, limit, reader)) {
+            if (seen) {
+              const id = `${view.line.chrom}\t${view.line.start}\t${hit.key.digest}\t${hit.allele.index}`;
+              if (seen.has(id)) continue;
+              seen.add(id);
             }
-            if (limit && carriers.length === 0) continue;
+            yield hit;
           }
-          const key = { datasetName: set.datasetName, setName: set.name, referenceName: view.line.chrom, start: view.line.start, digest: alleleDigest(view.line.ref, view.altColumn), allele: allele.index };
-          yield { set, view, allele, carriers, key };
         }
       }
     } catch (e) {
       throw this.unreadable(set, e);
+    }
+  }
+
+  /** The alleles of one line that answer a query (and its amino acid change, read by `reader`). */
+  private *hitsOfLine(set: VariantSetContext, view: LineView, query: VariantQuery, options: HitOptions, limit: Set<number> | undefined, reader?: AnnotationReader): Generator<Hit> {
+    let genotypes: Array<number[] | undefined> | undefined | null = null;
+    for (const allele of allelesOf(view.line)) {
+      if (!matches(query, allele)) continue;
+      let effects: AlleleEffects | undefined;
+      if (reader) {
+        effects = effectsOf(reader, view, allele);
+        if (!effects.aminoacidChanges.includes(query.aminoacidChange!)) continue;
+      }
+      let carriers: Hit['carriers'];
+      if (options.calls || limit) {
+        if (genotypes === null) genotypes = genotypesOf(view, set.samples.length);
+        carriers = [];
+        for (let s = 0; s < set.samples.length; s++) {
+          const alleles = genotypes?.[s];
+          if (alleles && alleles.includes(allele.index) && (!limit || limit.has(s))) carriers.push({ sample: s, alleles });
+        }
+        if (limit && carriers.length === 0) continue;
+      }
+      const { chrom, start, ref } = view.line;
+      const key = { datasetName: set.datasetName, setName: set.name, referenceName: chrom, start, digest: alleleDigest(ref, view.altColumn), allele: allele.index };
+      yield { set, view, allele, carriers, effects, key };
     }
   }
 
@@ -193,22 +241,30 @@ export class GenomicVariants {
     for (const set of await this.sets.of(datasetName)) {
       for await (const hit of this.hitsIn(set, query, options)) {
         if (granted === 'boolean') return { id: datasetName, granted, exists: true, count: 1, records };
-        if (granted === 'record' && count >= from && count < to) records.push(write(await this.withCalls(hit)));
+        if (granted === 'record' && count >= from && count < to) records.push(write(await this.completed(hit)));
         count++;
       }
     }
     return { id: datasetName, granted, exists: count > 0, count, records };
   }
 
-  /** A hit with the calls of every sample that carries it (those already read when the query limited them). */
-  private async withCalls(hit: Hit): Promise<Hit> {
-    if (hit.carriers) return hit;
-    const genotypes = genotypesOf(hit.view, hit.set.samples.length);
-    const carriers: NonNullable<Hit['carriers']> = [];
-    genotypes?.forEach((alleles, sample) => {
-      if (alleles && alleles.includes(hit.allele.index)) carriers.push({ sample, alleles });
-    });
-    return { ...hit, carriers };
+  /**
+   * A hit with what its record tells: the calls of every sample that carries it (those already read
+   * when the query limited them) and what its set's annotations say of it.
+   */
+  private async completed(hit: Hit): Promise<Hit> {
+    let { carriers, effects } = hit;
+    if (!carriers) {
+      carriers = [];
+      genotypesOf(hit.view, hit.set.samples.length)?.forEach((alleles, sample) => {
+        if (alleles && alleles.includes(hit.allele.index)) carriers!.push({ sample, alleles });
+      });
+    }
+    if (effects === undefined) {
+      const reader = await this.annotations.of(hit.set);
+      effects = reader && effectsOf(reader, hit.view, hit.allele);
+    }
+    return { ...hit, carriers, effects };
   }
 
   /** The hit a variantInternalId names, with its calls, or undefined when it names none (any more). */
@@ -219,7 +275,7 @@ export class GenomicVariants {
     if (!set || !set.files.some((f: SetFile) => f.contigs.has(key.referenceName))) return undefined;
     const query: VariantQuery = { referenceName: key.referenceName, place: { kind: 'range', start: key.start, end: key.start + 1 } };
     for await (const hit of this.hitsIn(set, query, { calls: true, samples })) {
-      if (hit.view.line.start === key.start && hit.key.digest === key.digest && hit.allele.index === key.allele) return hit;
+      if (hit.view.line.start === key.start && hit.key.digest === key.digest && hit.allele.index === key.allele) return this.completed(hit);
     }
     return undefined;
   }

@@ -14,6 +14,7 @@
  * Each may be narrowed by `variantType`, `variantMinLength`/`variantMaxLength`, and the bases.
  */
 import type { Allele } from './alleles.js';
+import { oneLetterChange } from './annotations.js';
 import { badRequest } from './errors.js';
 
 /** The parameters a g_variants request takes (`geneid` is the name the specification's OpenAPI document gives `geneId`). */
@@ -132,7 +133,11 @@ export function variantQueryOf(parameters: Record<string, unknown>, form: Form):
   if (geneId !== undefined) query.geneId = text('geneId', geneId);
   if (p.referenceName !== undefined) query.referenceName = text('referenceName', p.referenceName);
   if (p.assemblyId !== undefined) query.assemblyId = text('assemblyId', p.assemblyId);
-  if (p.aminoacidChange !== undefined) query.aminoacidChange = text('aminoacidChange', p.aminoacidChange);
+  if (p.aminoacidChange !== undefined) {
+    const change = oneLetterChange(text('aminoacidChange', p.aminoacidChange));
+    if (change === undefined) throw badRequest(`aminoacidChange must be a change of one amino acid, as V600E or Val600Glu, not ${describe(p.aminoacidChange)}`);
+    query.aminoacidChange = change;
+  }
   if (p.referenceBases !== undefined) query.referenceBases = bases('referenceBases', p.referenceBases);
   if (p.alternateBases !== undefined) query.alternateBases = bases('alternateBases', p.alternateBases);
   if (p.variantType !== undefined) {

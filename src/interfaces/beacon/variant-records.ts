@@ -4,7 +4,8 @@
  * alternateBases, a VRS SequenceLocation), or as a VRS 1.3 Allele when `requestedSchemas` asks for
  * one; `identifiers` from the VCF ID column; `caseLevelData`, one per call that carries the allele,
  * with its zygosity and the biosample of its call set; `frequencyInPopulations` from the INFO fields
- * the operator named (`repo set-beacon-frequencies`).
+ * the operator named (`repo set-beacon-frequencies`); `molecularAttributes` from its VEP or SnpEff
+ * annotations.
  */
 import { VRS_ALLELE_SCHEMA, type SchemaReference } from './entry-types.js';
 import { frequencyOf, zygosityOf, type Hit, type RecordWriter } from './genomic-variants.js';
@@ -84,6 +85,17 @@ function frequenciesOf(hit: Hit): unknown[] | undefined {
   return [{ source, sourceReference, ...(version === null ? {} : { version }), frequencies }];
 }
 
+/** The genes, effects and amino acid changes the set's annotations give the allele. */
+function molecularAttributesOf(hit: Hit): Record<string, unknown> | undefined {
+  const effects = hit.effects;
+  if (!effects) return undefined;
+  const out: Record<string, unknown> = {};
+  if (effects.geneIds.length) out.geneIds = effects.geneIds;
+  if (effects.molecularEffects.length) out.molecularEffects = effects.molecularEffects;
+  if (effects.aminoacidChanges.length) out.aminoacidChanges = effects.aminoacidChanges;
+  return Object.keys(out).length ? out : undefined;
+}
+
 function caseLevelDataOf(hit: Hit): unknown[] | undefined {
   if (!hit.carriers?.length) return undefined;
   return hit.carriers.map(({ sample, alleles }) => {
@@ -101,6 +113,8 @@ export function variantRecordWriter(schema: SchemaReference, parts: RecordPart[]
     const record: Record<string, unknown> = { variantInternalId: variantIdOf(hit.key), variation: variation(hit) };
     const identifiers = identifiersOf(hit);
     if (identifiers) record.identifiers = identifiers;
+    const molecular = molecularAttributesOf(hit);
+    if (molecular) record.molecularAttributes = molecular;
     for (const part of parts) Object.assign(record, part(hit));
     const frequencies = frequenciesOf(hit);
     if (frequencies) record.frequencyInPopulations = frequencies;
