@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { beaconFixture, query, SYNTHETIC_SAMPLES, type BeaconFixture } from './beacon-fixture.js';
-import { bgzippedVcf, idOf, newRegistry, runCli, startTestServer, tool } from './helpers.js';
+import { bgzippedVcf, idOf, newRegistry, runAsync, runCli, startTestServer, tool } from './helpers.js';
 import { beaconClient } from './beacon-harness.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReferenceSet } from '../src/areas/references/loader.js';
@@ -472,5 +472,38 @@ describe('beacon g_variants: frequency fields (CLI)', () => {
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     }
     assert.equal(runCli('repo', 'remove-beacon-frequencies', location, 'compliance', 'brca1').code, 0);
+  });
+});
+
+describe('beacon g_variants: handovers', () => {
+  it('each record hands over to the htsget ticket of its region and its 0.6.0a10 record, both served', async () => {
+    const { body } = await f.beacon.post('/beacon/g_variants', {
+      meta: { apiVersion: 'v2.0' },
+      query: { requestParameters: { datasetIds: ['synthetic', 'counted'], g_variant: { referenceName: 'c1', start: [9], end: [20] } } },
+    });
+    const records = body.response.resultSets.find((s: any) => s.id === 'synthetic').results;
+    assert.ok(records.length >= 3);
+    assert.equal(body.beaconHandovers.length, 2 * records.length);
+    for (const record of records) {
+      const mine = body.beaconHandovers.filter((h: any) => h.note.includes(record.variantInternalId));
+      const ticket = mine.find((h: any) => h.handoverType.id === 'EDAM:3016');
+      const ga4gh = mine.find((h: any) => h.handoverType.id === 'CUSTOM:ga4gh-0.6.0a10-variant');
+      const { start, end } = record.variation.location.interval;
+      assert.ok(ticket.url.startsWith(`${f.server.url}/htsget/variants/`) && ticket.url.endsWith(`&start=${start.value}&end=${end.value}`), ticket.url);
+      // bcftools follows the ticket as it follows any htsget URL, and finds the record's line in it.
+      const lines = (await runAsync('bcftools', ['view', '-H', ticket.url])).stdout.split('\n').filter(Boolean);
+      assert.ok(lines.some((l) => Number(l.split('\t')[1]) === start.value + 1), lines.join('\n'));
+      const variant = (await (await fetch(ga4gh.url)).json()) as any;
+      assert.equal(Number(variant.start), start.value);
+      assert.ok(variant.alternateBases.includes(record.variation.alternateBases) || record.variation.alternateBases === 'N');
+    }
+  });
+
+  it('no handovers for datasets granted less than records', async () => {
+    const { body } = await f.beacon.post('/beacon/g_variants', {
+      meta: { apiVersion: 'v2.0' },
+      query: { requestParameters: { datasetIds: ['counted'], g_variant: { referenceName: 'c1', start: [0], end: [1000] } } },
+    });
+    assert.equal(body.beaconHandovers, undefined);
   });
 });

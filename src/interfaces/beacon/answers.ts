@@ -15,10 +15,11 @@ import { Genes } from './genes.js';
 import { BeaconDatasets, datasetRecord, type ReachedDataset } from './datasets.js';
 import { ENTRY_TYPES, schemaFor, type EntryTypeId } from './entry-types.js';
 import { badRequest, notFound } from './errors.js';
-import { informationalMeta, requestSummaryOf, writeAnswer, type BeaconContext, type DatasetAnswer } from './envelope.js';
+import { informationalMeta, requestSummaryOf, writeAnswer, type BeaconContext, type DatasetAnswer, type Handover } from './envelope.js';
 import { biosampleMatches, FilterTerms, filterableOf, individualMatches, type ResolvedFilter, type Scope } from './filters.js';
 import { GenomicVariants, type Hit, type SampleLimit } from './genomic-variants.js';
-import { variantKeyOf } from './ids.js';
+import { handoversOf } from './handovers.js';
+import { variantIdOf, variantKeyOf } from './ids.js';
 import type { BeaconRequest } from './request.js';
 import { variantRecordWriter, type RecordPart } from './variant-records.js';
 import { variantQueryOf } from './variant-query.js';
@@ -126,10 +127,16 @@ export class BeaconAnswers {
   }
 
   /** Genomic variants: those a query finds (of the samples of an individual or biosample when asked from one), or the one an id names. */
-  async genomicVariants(request: BeaconRequest, origin: Origin): Promise<Reply> {
+  async genomicVariants(request: BeaconRequest, origin: Origin, base: string): Promise<Reply> {
     const entry = ENTRY_TYPES.genomicVariant;
     const schema = schemaFor(entry, request.requestedSchemas);
-    const write = variantRecordWriter(schema, this.recordParts);
+    const writeRecord = variantRecordWriter(schema, this.recordParts);
+    // Each record written hands over to the htsget ticket of its region and its 0.6.0a10 record.
+    const handovers: Handover[] = [];
+    const write = (hit: Hit) => {
+      handovers.push(...handoversOf(base, hit, variantIdOf(hit.key)));
+      return writeRecord(hit);
+    };
     const reach = await this.reach(request, origin, entry.id);
     const filters = await this.filtersOf(request, reach);
     const answers: DatasetAnswer[] = [];
@@ -158,7 +165,13 @@ export class BeaconAnswers {
         answers.push(await this.variants.answer(row.name, granted, query, request.pagination, write, this.sampleLimit(entries, filters, names)));
       }
     }
-    const pieces = writeAnswer(this.context, answers, { request, returnedSchemas: [{ entityType: entry.id, schema: schema.id }], parametersKey: 'g_variant', warnings: reach.warnings });
+    const pieces = writeAnswer(this.context, answers, {
+      request,
+      returnedSchemas: [{ entityType: entry.id, schema: schema.id }],
+      parametersKey: 'g_variant',
+      warnings: reach.warnings,
+      handovers,
+    });
     return jsonPieces(pieces, answers.some((a) => a.records.length > 0));
   }
 

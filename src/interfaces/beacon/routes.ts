@@ -31,7 +31,7 @@ export function beaconRoutes({ registry, config }: AppContext): Route[] {
     const request = variantsAsked ? asked(input, VARIANT_PARAMETERS, 'g_variant') : asked(input, []);
     switch (target) {
       case 'genomicVariant':
-        return answers.genomicVariants(request, origin);
+        return answers.genomicVariants(request, origin, beaconIdentity(config, input.remote.host).base);
       case 'individual':
       case 'biosample':
         return answers.bioEntries(request, origin, target);
