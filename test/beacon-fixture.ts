@@ -81,6 +81,9 @@ function syntheticLines(): string[] {
 
 export const SYNTHETIC_SAMPLES = ['S1', 'S2', 'S3'];
 
+/** The accession the compliance reference is registered with (`--reference-accessions`). */
+export const COMPLIANCE_ACCESSION = 'GA4GH_CTS_01_BRCA1';
+
 function syntheticVcf(): string {
   return [
     '##fileformat=VCFv4.2',
@@ -196,7 +199,9 @@ export async function beaconFixture(): Promise<BeaconFixture> {
   });
 
   const compliance = copyFixture('compliance', dir);
-  await loadReferenceSet(registry, path.join(compliance, 'ref_brca1.fa'), { name: 'hg37', assemblyId: 'hg37' });
+  const accessions = path.join(dir, 'hg37.accessions');
+  fs.writeFileSync(accessions, `ref_brca1 ${COMPLIANCE_ACCESSION}\n`);
+  await loadReferenceSet(registry, path.join(compliance, 'ref_brca1.fa'), { name: 'hg37', assemblyId: 'hg37', referenceAccessions: accessions });
   await addDataset(registry, 'compliance', 'the compliance suite BRCA1 data', undefined, 'record');
   for (const sample of ['HG00096', 'HG00099', 'HG00101']) await addIndividualFromFile(registry, 'compliance', path.join(compliance, `individual_${sample}.json`));
   for (const biosample of COMPLIANCE_BIOSAMPLES) {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { beaconFixture, query, SYNTHETIC_SAMPLES, type BeaconFixture } from './beacon-fixture.js';
+import { beaconFixture, COMPLIANCE_ACCESSION, query, SYNTHETIC_SAMPLES, type BeaconFixture } from './beacon-fixture.js';
 import { bgzippedVcf, idOf, newRegistry, runAsync, runCli, startTestServer, tool } from './helpers.js';
 import { beaconClient } from './beacon-harness.js';
 import { addDataset } from '../src/areas/datasets/store.js';
@@ -319,6 +319,16 @@ describe('beacon g_variants: assemblies', () => {
     for (const assemblyId of ['NCBI37', 'GRCh37', 'hs37d5', 'grch37']) assert.equal(await countOf('kg', { ...at, assemblyId }), expected, assemblyId);
     assert.equal(await countOf('kg', { ...at, assemblyId: 'hg19' }), 0);
     assert.equal(await countOf('synthetic', { referenceName: 'c1', start: [0], end: [1], assemblyId: 'GRCh37' }), 0);
+  });
+
+  it('referenceName: a contig of the VCF, or an accession of its reference, with or without a prefix', async () => {
+    const region = { start: [10000], end: [20000] };
+    const expected = inRegion(f.split.compliance, 'ref_brca1:10001-20000');
+    assert.ok(expected > 0);
+    for (const referenceName of ['ref_brca1', COMPLIANCE_ACCESSION, `insdc:${COMPLIANCE_ACCESSION}`]) {
+      assert.equal(await countOf('compliance', { referenceName, ...region }), expected, referenceName);
+    }
+    assert.equal(await countOf('compliance', { referenceName: 'brca1', ...region }), 0);
   });
 
   it('repo set-assembly-aliases joins groups; remove-assembly-alias takes one out', () => {
