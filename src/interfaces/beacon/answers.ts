@@ -34,6 +34,9 @@ export function jsonPieces(pieces: string[], large = false): Reply {
 
 export const jsonDocument = (document: unknown): Reply => ({ kind: 'content', contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(document)) });
 
+/** What an entry of each type is called in messages. */
+const LABEL: Record<EntryTypeId, string> = { genomicVariant: 'genomic variant', individual: 'individual', biosample: 'biosample', dataset: 'dataset' };
+
 /** Which entries an endpoint answers with: all of a collection, one by id, or those of another entry. */
 export type Origin = { kind: 'all' } | { kind: 'entry'; id: string } | { kind: 'from'; type: EntryTypeId; id: string };
 
@@ -89,7 +92,7 @@ export class BeaconAnswers {
     const entryType = origin.kind === 'from' ? origin.type : type;
     const name = this.datasetOfId(entryType, origin.id);
     const dataset = name === undefined ? undefined : await this.datasets.one(ANONYMOUS, request.requestedGranularity, name);
-    if (!dataset) throw notFound(`no ${ENTRY_TYPES[entryType].name.toLowerCase().replace(/s$/, '')} with id '${origin.id}'`);
+    if (!dataset) throw notFound(`no ${LABEL[entryType]} with id '${origin.id}'`);
     return { datasets: [dataset], warnings: {} };
   }
 
@@ -236,7 +239,7 @@ export class BeaconAnswers {
     const meta = {
       ...informationalMeta(this.context, [{ entityType: 'dataset', schema: ENTRY_TYPES.dataset.defaultSchema.id }]),
       returnedGranularity: granularity,
-      receivedRequestSummary: requestSummaryOf(request, this.context),
+      receivedRequestSummary: requestSummaryOf(request),
     };
     const document: Record<string, unknown> = { meta, responseSummary: { exists: rows.length > 0, ...(granularity === 'boolean' ? {} : { numTotalResults: rows.length }) } };
     if (reached.unknownIds.length) document.info = { warnings: { unknownDatasetIds: reached.unknownIds } };

@@ -53,8 +53,7 @@ export function informationalMeta(context: BeaconContext, returnedSchemas: Retur
 }
 
 /** `meta.receivedRequestSummary`: the request as it was read (the defaults it took filled in). */
-export function requestSummaryOf(request: BeaconRequest | undefined, context: BeaconContext, parametersKey?: string) {
-  void context;
+export function requestSummaryOf(request: BeaconRequest | undefined, parametersKey?: string) {
   const summary: Record<string, unknown> = {
     apiVersion: request?.apiVersion ?? API_VERSION,
     requestedSchemas: (request?.requestedSchemas ?? []).map((s) => ({ ...s })),
@@ -93,7 +92,7 @@ export function writeAnswer(context: BeaconContext, answers: DatasetAnswer[], op
   const meta = {
     ...informationalMeta(context, options.returnedSchemas),
     returnedGranularity: returned,
-    receivedRequestSummary: requestSummaryOf(request, context, options.parametersKey),
+    receivedRequestSummary: requestSummaryOf(request, options.parametersKey),
   };
   const summary: Record<string, unknown> = { exists: answers.some((a) => a.exists) };
   if (returned !== 'boolean') summary.numTotalResults = counted.reduce((n, a) => n + a.count, 0);

@@ -21,7 +21,7 @@ export const notFound = (message: string) => new BeaconError(404, message);
 
 /** The body of an error reply, in Beacon's form. */
 export function writeBeaconError(error: GAException, context: BeaconContext): { contentType: string; body: string } {
-  const meta = { ...informationalMeta(context), returnedGranularity: 'boolean', receivedRequestSummary: requestSummaryOf(undefined, context) };
+  const meta = { ...informationalMeta(context), returnedGranularity: 'boolean', receivedRequestSummary: requestSummaryOf(undefined) };
   const body = { meta, error: { errorCode: error.status, errorMessage: error.message } };
   return { contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) };
 }
