@@ -12,6 +12,7 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
+import { without } from '../without.js';
 import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
 import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
@@ -143,6 +144,7 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
 export function createHttpHandler(routes: Route[], config: ServerConfig, streams = streamSlotsOf(config.limits)) {
   const router = buildRouter(routes);
   const slices = new SliceQueue();
+  const sliced = !without('sliced-path');
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
@@ -181,7 +183,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const release = await takeSlot(res, reply);
         // Handed to the socket in a turn of its own, as a stream's large pieces are: the write of a
         // page is megabytes of copying, and several in one turn kept new connections waiting.
-        await slices.next();
+        if (sliced) await slices.next();
         const sent = new Promise<void>((resolve) => finished(res, () => resolve()));
         void sent.then(release);
         const size = await body.whole(200, headers, reply.chunks(form));
@@ -197,7 +199,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const release = await takeSlot(res, reply);
         try {
           const sink = reply.coded ? body.coded(200, headers, reply.coded) : body.stream(200, headers);
-          await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);
+          await reply.write(sliced ? yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices) : stopWhenGone(res, sink), form);
           return await sink.end();
         } finally {
           release();

@@ -26,6 +26,9 @@ import type { NamingForm } from '../protocol/schema.js';
 import { Tail } from './page-builder.js';
 import { canonicalJson, type ReadAheadLimits } from './operations.js';
 import type { StreamLoad } from './pool.js';
+import { without } from '../without.js';
+
+const sliced = !without('sliced-path');
 
 /** A page in memory: its pieces, as the writer handed them out, and the token of the page after it. */
 interface WholePage {
@@ -103,6 +106,7 @@ export function mainThreadPages(limits: ReadAheadLimits, load?: StreamLoad) {
             count?.(piece.byteLength);
           },
           pause() {
+            if (!sliced) return;
             if (performance.now() - sliceStart < BUILD_SLICE_MS) return;
             return new Promise<void>((resolve) => setImmediate(resolve)).then(() => void (sliceStart = performance.now()));
           },

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
+import { without } from '../../without.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
 import { listCallSets, listVariantSetAlternateFiles, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
@@ -50,7 +51,7 @@ export const variantsArea: Area = {
         path: '/variants/search',
         request: SearchVariantsRequest,
         handle: async ({ body, form, coding }) =>
-          coding === undefined && (!workers || wholePages.answersHere(body, form))
+          !without('main-thread-pages') && coding === undefined && (!workers || wholePages.answersHere(body, form))
             ? wholePages.run(body, form)
             : workers
               ? workers.run('searchVariants', body, form, coding)
