@@ -136,7 +136,10 @@ export async function runAudit(options: BenchOptions, mechanism: string, log: (l
   const servers: { on?: RunningServer; off?: RunningServer } = {};
   const clients: Client[] = [];
   try {
-    [servers.on, servers.off] = await Promise.all([startGa4ghServer(serve), startGa4ghServer({ ...serve, ...switched.off })]);
+    // Mechanisms the bench's own environment switches off stay off on both sides.
+    const alreadyOff = process.env.GA4GH_WITHOUT;
+    const offSwitches = switched.off.env?.GA4GH_WITHOUT && alreadyOff ? { ...switched.off, env: { GA4GH_WITHOUT: `${alreadyOff},${switched.off.env.GA4GH_WITHOUT}` } } : switched.off;
+    [servers.on, servers.off] = await Promise.all([startGa4ghServer(serve), startGa4ghServer({ ...serve, ...offSwitches })]);
     const sides = await Promise.all(
       (['on', 'off'] as const).map(async (side) => {
         const server = servers[side]!;
@@ -178,7 +181,8 @@ export async function runAudit(options: BenchOptions, mechanism: string, log: (l
       commit: gitCommit(),
       mechanism,
       what: switched.what,
-      off: switched.off,
+      off: offSwitches,
+      alreadyOff,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverage: loads },
       parameters: { ...options.data, reads: options.reads, rounds, probes: probeCount(sides[0].ctx), pageWorkers: options.pageWorkers, readAheadMb: options.readAheadMb },
       restRssMegabytes: { on: sides[0].restRss / MB, off: sides[1].restRss / MB },
