@@ -2,7 +2,7 @@
  * `npm run bench -- --audit MECHANISM`: what one mechanism of the server buys, measured on and off in
  * the same run. The bench's data and one registry are made once; two servers are started on it, one
  * as it is and one without the mechanism; then rounds alternate between them (on, off, on, off ...),
- * each round a P1 pass (uncompressed, the default pageSize: calls/s), a READS pass (pageSize 1000:
+ * each round a P1 pass (the default pageSize, uncompressed or in the one coding --codings names: calls/s), a READS pass (pageSize 1000:
  * reads/s), P6's probes under its four pagers (p99) and the server's peak RSS over the three. The
  * medians of each side, their ratio and the verdict are printed; every round is kept in the JSON.
  *
@@ -17,7 +17,7 @@ import { Client } from './client.js';
 import { ensureData } from './data.js';
 import type { BenchOptions } from './options.js';
 import { UsageError } from './options.js';
-import { projectPass, type Pass } from './p1.js';
+import { type Coding, projectPass, type Pass } from './p1.js';
 import { discoverIds, median, type Context } from './parts.js';
 import { memoryOf, type RunningServer, startGa4ghServer, trackPeakMemory } from './processes.js';
 import { ensureReadsData, readsPass, readsRequest, type ReadsPass } from './reads.js';
@@ -55,7 +55,7 @@ interface Side {
 
 /** The four figures, and which way is better. */
 const FIGURES: Array<{ key: 'p1CallsPerSecond' | 'readsPerSecond' | 'p6P99Ms' | 'peakRssMegabytes'; label: string; unit: string; higherIsBetter: boolean }> = [
-  { key: 'p1CallsPerSecond', label: 'P1 calls/s, uncompressed, default pageSize', unit: 'calls/s', higherIsBetter: true },
+  { key: 'p1CallsPerSecond', label: 'P1 calls/s, default pageSize', unit: 'calls/s', higherIsBetter: true },
   { key: 'readsPerSecond', label: 'READS reads/s, pageSize 1000', unit: 'reads/s', higherIsBetter: true },
   { key: 'p6P99Ms', label: 'P6 GET /info p99 under 4 pagers', unit: 'ms', higherIsBetter: false },
   { key: 'peakRssMegabytes', label: 'peak RSS over a round', unit: 'MB', higherIsBetter: false },
@@ -80,13 +80,13 @@ export function summarize(rounds: Array<{ on: Side; off: Side }>) {
 
 const number = (x: number) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)} M` : x >= 1e4 ? `${(x / 1e3).toFixed(1)} k` : x.toFixed(x >= 100 ? 0 : 2));
 
-export function formatAudit(mechanism: string, summary: ReturnType<typeof summarize>, loads: { before: number[]; after: number[] }): string {
+export function formatAudit(mechanism: string, coding: Coding, summary: ReturnType<typeof summarize>, loads: { before: number[]; after: number[] }): string {
   const header = ['figure', 'on (median)', 'off (median)', 'on/off', 'better with it'];
   const rows = summary.rows.map((r) => [r.label, `${number(r.on)} ${r.unit}`, `${number(r.off)} ${r.unit}`, `${r.ratio.toFixed(3)}`, `${r.gain.toFixed(2)}x`]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   return [
-    `${mechanism} (${MECHANISMS[mechanism].what}); load average ${loadText(loads.before)} before, ${loadText(loads.after)} after`,
+    `${mechanism} (${MECHANISMS[mechanism].what}); P1 ${coding === 'identity' ? 'uncompressed' : coding}; load average ${loadText(loads.before)} before, ${loadText(loads.after)} after`,
     line(header),
     widths.map((w) => '-'.repeat(w)).join('  '),
     ...rows.map(line),
@@ -100,9 +100,10 @@ async function round(
   readsClient: Client,
   readsQuery: Record<string, unknown>,
   expected: { p1Bytes: number; reads: ReadsPass },
+  coding: Coding,
 ): Promise<Side> {
   const peak = trackPeakMemory(ctx.server.pid);
-  const p1: Pass = await projectPass(ctx, { expectBytes: expected.p1Bytes });
+  const p1: Pass = await projectPass(ctx, { expectBytes: expected.p1Bytes, coding });
   const reads = await readsPass(readsClient, readsQuery, ctx.server.pid, { expected: expected.reads });
   const p6 = await probeUnderLoad(ctx.server, pagerRequest(ctx), probeCount(ctx));
   const memory = peak();
@@ -121,6 +122,8 @@ async function round(
 
 export async function runAudit(options: BenchOptions, mechanism: string, log: (line: string) => void): Promise<void> {
   const { rounds } = options;
+  // P1 in the one coding asked for, else uncompressed.
+  const coding: Coding = options.codings.length === 1 ? options.codings[0] : 'identity';
   const switched = MECHANISMS[mechanism];
   if (!switched) throw new UsageError(`--audit takes ${Object.keys(MECHANISMS).join(', ')}, not '${mechanism}'`);
   const loadBefore = os.loadavg();
@@ -156,7 +159,7 @@ export async function runAudit(options: BenchOptions, mechanism: string, log: (l
     const expected = [];
     for (const s of sides) {
       log(`audit ${mechanism}, ${s.side}: verification passes (P1 every call, READS every read), warm-up probes`);
-      const p1 = await projectPass(s.ctx, { verify: true });
+      const p1 = await projectPass(s.ctx, { verify: true, coding });
       const reads = await readsPass(s.readsClient, s.readsQuery, s.ctx.server.pid);
       if (reads.alignments !== readsData.region.reads) throw new Error(`the reads search gave ${reads.alignments} alignments; samtools view -c counts ${readsData.region.reads}`);
       await probeUnderLoad(s.ctx.server, pagerRequest(s.ctx), 20);
@@ -170,8 +173,8 @@ export async function runAudit(options: BenchOptions, mechanism: string, log: (l
     for (let i = 0; i < rounds; i++) {
       log(`audit ${mechanism}: round ${i + 1} of ${rounds} (on, then off); load average ${loadText(os.loadavg())}`);
       const [onSide, offSide] = sides;
-      const withIt = await round(onSide.ctx, onSide.readsClient, onSide.readsQuery, on);
-      const withoutIt = await round(offSide.ctx, offSide.readsClient, offSide.readsQuery, off);
+      const withIt = await round(onSide.ctx, onSide.readsClient, onSide.readsQuery, on, coding);
+      const withoutIt = await round(offSide.ctx, offSide.readsClient, offSide.readsQuery, off, coding);
       measured.push({ on: withIt, off: withoutIt });
     }
     const summary = summarize(measured);
@@ -184,14 +187,14 @@ export async function runAudit(options: BenchOptions, mechanism: string, log: (l
       off: offSwitches,
       alreadyOff,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverage: loads },
-      parameters: { ...options.data, reads: options.reads, rounds, probes: probeCount(sides[0].ctx), pageWorkers: options.pageWorkers, readAheadMb: options.readAheadMb },
+      parameters: { ...options.data, reads: options.reads, rounds, p1Coding: coding, probes: probeCount(sides[0].ctx), pageWorkers: options.pageWorkers, readAheadMb: options.readAheadMb },
       restRssMegabytes: { on: sides[0].restRss / MB, off: sides[1].restRss / MB },
       bytes: { p1: on.p1Bytes, reads: on.reads.bytes },
       summary,
       rounds: measured,
     };
     fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
-    console.log('\n' + formatAudit(mechanism, summary, loads));
+    console.log('\n' + formatAudit(mechanism, coding, summary, loads));
     console.log(`\nwritten to ${path.relative(process.cwd(), out) || out}`);
   } finally {
     for (const client of clients) client.close();
