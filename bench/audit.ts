@@ -27,7 +27,6 @@ import { ensureTools, freshRegistry, gitCommit } from './setup.js';
 /** How each mechanism is switched off: through the environment (GA4GH_WITHOUT: src/without.ts) or a serve option. */
 export const MECHANISMS: Record<string, { off: { env?: Record<string, string>; readAheadMb?: number }; what: string }> = {
   'read-ahead': { off: { env: { GA4GH_WITHOUT: 'read-ahead' } }, what: "the page workers' next pages built ahead" },
-  'main-thread-pages': { off: { env: { GA4GH_WITHOUT: 'main-thread-pages' } }, what: 'uncompressed variant pages built whole on the main thread, the next one ahead' },
   'sliced-path': { off: { env: { GA4GH_WITHOUT: 'sliced-path' } }, what: "the main thread's builds and writes in slices that take turns" },
   'chunk-pool': { off: { env: { GA4GH_WITHOUT: 'chunk-pool' } }, what: 'reply buffers reused, across threads too' },
   'idle-policy': { off: { env: { GA4GH_WITHOUT: 'idle-policy' } }, what: 'the page workers under the idle scheduling policy' },

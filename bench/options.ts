@@ -58,9 +58,8 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --read-ahead-mb N     start the server with --read-ahead-mb N (BENCH_READ_AHEAD_MB; 0: no read-ahead;
                         default: the server's)
   --audit MECHANISM     instead of the parts: two servers, one without MECHANISM (read-ahead,
-                        main-thread-pages, sliced-path, chunk-pool, idle-policy, native-writer,
-                        native-scan), in alternated rounds of a P1 pass, a READS pass, P6's probes and
-                        the peak RSS; the medians, their ratio and the verdict
+                        sliced-path, chunk-pool, idle-policy, native-writer, native-scan), in
+                        alternated rounds of a P1 pass, a READS pass, P6's probes and the peak RSS; the medians, their ratio and the verdict
                         (BENCH_AUDIT; JSON: bench/results/audit-MECHANISM.json)
   --rounds N            alternated rounds of --audit (BENCH_ROUNDS, default 5)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per

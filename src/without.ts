@@ -4,7 +4,7 @@
  * page workers see the main thread's environment.
  */
 
-export const MECHANISMS = ['read-ahead', 'main-thread-pages', 'sliced-path', 'chunk-pool', 'idle-policy'] as const;
+export const MECHANISMS = ['read-ahead', 'sliced-path', 'chunk-pool', 'idle-policy'] as const;
 export type Mechanism = (typeof MECHANISMS)[number];
 
 function named(text: string | undefined): Set<Mechanism> {

@@ -6,7 +6,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { finished } from 'node:stream';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
@@ -178,18 +177,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return body.whole(200, headers, [writeRecord(reply.desc, reply.value, form)]);
       case 'page':
         return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
-      case 'bytes': {
-        if (!reply.large) return body.whole(200, headers, reply.chunks(form));
-        const release = await takeSlot(res, reply);
-        // Handed to the socket in a turn of its own, as a stream's large pieces are: the write of a
-        // page is megabytes of copying, and several in one turn kept new connections waiting.
-        if (sliced) await slices.next();
-        const sent = new Promise<void>((resolve) => finished(res, () => resolve()));
-        void sent.then(release);
-        const size = await body.whole(200, headers, reply.chunks(form));
-        reply.handedOver?.(sent);
-        return size;
-      }
+      case 'bytes':
+        return body.whole(200, headers, reply.chunks(form));
       case 'content': {
         const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
         if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
