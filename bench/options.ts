@@ -57,10 +57,12 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)
   --read-ahead-mb N     start the server with --read-ahead-mb N (BENCH_READ_AHEAD_MB; 0: no read-ahead;
                         default: the server's)
-  --audit MECHANISM     instead of the parts: two servers, one without MECHANISM (read-ahead,
-                        sliced-path, chunk-pool, idle-policy, native-writer, native-scan), in
-                        alternated rounds of a P1 pass, a READS pass, P6's probes and the peak RSS; the medians, their ratio and the verdict
-                        (BENCH_AUDIT; JSON: bench/results/audit-MECHANISM.json)
+  --audit MECHANISM     instead of the parts: two servers, one without MECHANISM (read-ahead:
+                        --read-ahead-mb 0; native-writer, native-scan: GA4GH_NATIVE_WRITER=0,
+                        GA4GH_NATIVE_SCAN=0), in alternated rounds of a P1 pass, a READS pass, P6's
+                        probes and the peak RSS; the medians, their ratio and the verdict
+                        (BENCH_AUDIT; JSON: bench/results/audit-MECHANISM.json); P1 is
+                        uncompressed unless --codings names one coding
   --rounds N            alternated rounds of --audit (BENCH_ROUNDS, default 5)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)

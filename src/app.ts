@@ -7,7 +7,6 @@ import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry } from './registry/registry.js';
 import { pageWorkerPool } from './workers/pool.js';
-import { without } from './without.js';
 
 /** The longest a page built ahead of its request is kept (and never longer than the registry cache time). */
 const READ_AHEAD_HOLD_MS = 10_000;
@@ -28,13 +27,7 @@ export async function startServer(
     config.pageWorkers > 0
       ? pageWorkerPool(
           config.pageWorkers,
-          {
-            registryLocation: location,
-            paging: config.paging,
-            registryCacheMs: config.registryCacheMs,
-            readAhead: without('read-ahead') ? { ...readAhead, maxBytes: 0 } : readAhead,
-            compression: config.compression,
-          },
+          { registryLocation: location, paging: config.paging, registryCacheMs: config.registryCacheMs, readAhead, compression: config.compression },
           streams,
         )
       : undefined;

@@ -249,6 +249,12 @@ export class StreamSlots {
 export const streamSlotsOf = (limits: ServerLimits) => new StreamSlots(limits.maxStreams, limits.streamWaitMs);
 
 /**
+ * The longest stretch of synchronous work a streamed reply does before other connections get their
+ * turn; streams then take turns, one slice per turn of the event loop (SliceQueue).
+ */
+export const SLICE_MS = 4;
+
+/**
  * Large responses waiting for their next slice of work (a stream's next stretch or large piece),
  * served one per turn of the event loop: however many are being written, a turn holds at most
  * one slice, so new connections are accepted and small requests answered between any two slices.

@@ -11,9 +11,8 @@ import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
 import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '../protocol/schema.js';
 import { TemporarilyUnavailable } from '../unavailable.js';
-import { without } from '../without.js';
 import { chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
-import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
+import { answerClientErrors, capConnections, nestsDeeperThan, SLICE_MS, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -105,12 +104,6 @@ function queryObject(pairs: Array<[string, string]>): Record<string, string> {
 
 const queryPairs = (query: string): Array<[string, string]> => (query ? [...new URLSearchParams(query)] : []);
 
-/**
- * The longest stretch of synchronous work a streamed reply does before other connections get their
- * turn; streams then take turns, one slice per turn of the event loop (SliceQueue).
- */
-const STREAM_SLICE_MS = 4;
-
 /** The pieces of a reply, given as a list or as a stream, as one stream. */
 async function* each(pieces: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
   yield* pieces;
@@ -143,7 +136,6 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
 export function createHttpHandler(routes: Route[], config: ServerConfig, streams = streamSlotsOf(config.limits)) {
   const router = buildRouter(routes);
   const slices = new SliceQueue();
-  const sliced = !without('sliced-path');
   const { ratePerSecond, rateBurst } = config.limits;
   const rate = ratePerSecond > 0 ? new TokenBuckets(ratePerSecond, 1000, rateBurst) : undefined;
 
@@ -188,7 +180,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const release = await takeSlot(res, reply);
         try {
           const sink = reply.coded ? body.coded(200, headers, reply.coded) : body.stream(200, headers);
-          await reply.write(sliced ? yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices) : stopWhenGone(res, sink), form);
+          await reply.write(yieldingSink(stopWhenGone(res, sink), SLICE_MS, slices), form);
           return await sink.end();
         } finally {
           release();

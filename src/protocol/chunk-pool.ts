@@ -10,7 +10,6 @@
  * reports sent keeps its buffer out of the pool for good (the garbage collector frees it), so a sink
  * that does not know this contract costs only the reuse.
  */
-import { without } from '../without.js';
 
 /** The size of the pooled buffers. */
 export const CHUNK_BYTES = 1 << 20;
@@ -20,7 +19,7 @@ export const CHUNK_BYTES = 1 << 20;
  * flight. With 8, the buffers came back in bursts, those beyond 8 were dropped, and 7-8% of the
  * buffers the worker took were new ones (fresh memory, faulted in page by page); with 24, 0.4%.
  */
-export const POOL_SIZE = without('chunk-pool') ? 0 : 24;
+const POOL_SIZE = 24;
 
 interface BufferState {
   /** Pieces handed out and not yet sent. */

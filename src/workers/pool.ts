@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { POOL_SIZE, whenSent } from '../protocol/chunk-pool.js';
+import { whenSent } from '../protocol/chunk-pool.js';
 import { GAException } from '../protocol/errors.js';
 import type { ContentCoding, Reply } from '../protocol/reply.js';
 import type { NamingForm } from '../protocol/schema.js';
@@ -202,7 +202,7 @@ export function pageWorkerPool(count: number, settings: Omit<WorkerSettings, 'mo
               // external memory, and at hundreds of MB/s that made a full collection of the main thread's
               // heap every ~0.1 s, each a pause of 3-20 ms for every connection.
               const buffer = bytes.buffer as ArrayBuffer;
-              if (POOL_SIZE > 0) whenSent(bytes, () => worker.spare(buffer));
+              whenSent(bytes, () => worker.spare(buffer));
               await sink.write(bytes);
             }
             if (message.end) return void (ended = true);

@@ -7,14 +7,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { encodeWhole } from '../content-coding.js';
 import { openRegistry } from '../registry/registry.js';
 import { runInBackground } from '../thread-priority.js';
-import { without } from '../without.js';
 import { type PageOperationsFactory, type ToWorker, type WorkerSettings } from './operations.js';
 import { PageBuilder } from './page-builder.js';
 
 const settings = workerData as WorkerSettings;
 // Below the main thread: when the cores are busy, accepting and answering small requests comes before
 // building more of a page.
-if (!without('idle-policy')) runInBackground();
+runInBackground();
 const port = parentPort!;
 // No migrations to check against: the main thread opened the same registry with all of them, and
 // importing every area here would cost the worker their modules' memory.
