@@ -26,6 +26,10 @@ export interface BenchOptions {
   pageWorkers?: number;
   /** `serve --read-ahead-mb`, when given (else the server's default). */
   readAheadMb?: number;
+  /** With --audit: the mechanism compared on and off (bench/audit.ts) instead of the parts. */
+  audit?: string;
+  /** Alternated rounds of an audit. */
+  rounds: number;
   profile: boolean;
   targets: boolean;
   scratch: string;
@@ -53,6 +57,13 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)
   --read-ahead-mb N     start the server with --read-ahead-mb N (BENCH_READ_AHEAD_MB; 0: no read-ahead;
                         default: the server's)
+  --audit MECHANISM     instead of the parts: two servers, one without MECHANISM (read-ahead:
+                        --read-ahead-mb 0; native-writer, native-scan: GA4GH_NATIVE_WRITER=0,
+                        GA4GH_NATIVE_SCAN=0), in alternated rounds of a P1 pass, a READS pass, P6's
+                        probes and the peak RSS; the medians, their ratio and the verdict
+                        (BENCH_AUDIT; JSON: bench/results/audit-MECHANISM.json); P1 is
+                        uncompressed unless --codings names one coding
+  --rounds N            alternated rounds of --audit (BENCH_ROUNDS, default 5)
   --profile             run the server under node --cpu-prof, one server per part; profiles (one per
                         thread) go to bench/results/profiles/<part>/ (BENCH_PROFILE=1)
   --no-targets          print no target column and no pass/fail (BENCH_NO_TARGETS=1)
@@ -95,6 +106,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     codings: { type: 'string' },
     'page-workers': { type: 'string' },
     'read-ahead-mb': { type: 'string' },
+    audit: { type: 'string' },
+    rounds: { type: 'string' },
     profile: { type: 'boolean' },
     'no-targets': { type: 'boolean' },
     scratch: { type: 'string' },
@@ -125,6 +138,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   for (const c of codings) if (!(CODINGS as readonly string[]).includes(c)) throw new UsageError(`--codings takes ${CODINGS.join(', ')}, not '${c}'`);
   const pageWorkersText = values['page-workers'] ?? env.BENCH_PAGE_WORKERS;
   const readAheadText = values['read-ahead-mb'] ?? env.BENCH_READ_AHEAD_MB;
+  const audit = values.audit ?? env.BENCH_AUDIT;
   const flag = (v: boolean | undefined, variable: string) => v ?? /^(1|true|yes)$/i.test(env[variable] ?? '');
   return {
     data: {
@@ -143,9 +157,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     codings: codings as BenchOptions['codings'],
     pageWorkers: pageWorkersText === undefined ? undefined : wholeNumber(pageWorkersText, '--page-workers'),
     readAheadMb: readAheadText === undefined ? undefined : wholeNumber(readAheadText, '--read-ahead-mb'),
+    audit,
+    rounds: count(pick('rounds', 'BENCH_ROUNDS', '5'), '--rounds'),
     profile: flag(values.profile, 'BENCH_PROFILE'),
     targets: !flag(values['no-targets'], 'BENCH_NO_TARGETS'),
     scratch: path.resolve(pick('scratch', 'BENCH_SCRATCH', path.join(ROOT, 'bench', 'scratch'))),
-    out: path.resolve(pick('out', 'BENCH_OUT', path.join(ROOT, 'bench', 'results', 'latest.json'))),
+    out: path.resolve(pick('out', 'BENCH_OUT', path.join(ROOT, 'bench', 'results', audit ? `audit-${audit}.json` : 'latest.json'))),
   };
 }

@@ -30,7 +30,7 @@ const ROUNDS = 5;
 export const RECORDED_BYTES = 64 * 1024 * 1024;
 const MB = 1024 * 1024;
 
-interface Pass {
+export interface Pass {
   seconds: number;
   pages: number;
   variants: number;
@@ -105,7 +105,7 @@ function p1Request(ctx: Context, pageSize: number | undefined): Record<string, u
  * pass read at the same page size) only reads the bytes, as the replay's passes do, and fails unless
  * each client read exactly that many; without it, it counts the variants of every page.
  */
-async function projectPass(
+export async function projectPass(
   ctx: Context,
   o: { pageSize?: number; verify?: boolean; coding?: Coding; clients?: number; record?: RecordedPage[]; expectBytes?: number },
 ): Promise<Pass> {

@@ -20,11 +20,11 @@ export interface RunningServer {
 
 /**
  * Starts a child process and waits for the first stdout line matching `ready` (its first group is
- * the URL). Standard error goes to `logFile`.
+ * the URL). Standard error goes to `logFile`; `env` adds to the environment.
  */
-function startProcess(args: string[], ready: RegExp, logFile: string): Promise<RunningServer> {
+function startProcess(args: string[], ready: RegExp, logFile: string, env?: Record<string, string>): Promise<RunningServer> {
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', log] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', log], env: env && { ...process.env, ...env } });
   fs.closeSync(log);
   return new Promise((resolve, reject) => {
     let out = '';
@@ -66,6 +66,8 @@ export interface ServeOptions {
   pageWorkers?: number;
   /** `--read-ahead-mb`, when given. */
   readAheadMb?: number;
+  /** Environment variables besides the bench's own (a mechanism switched off: bench/audit.ts). */
+  env?: Record<string, string>;
 }
 
 /** `node bin/ga4gh serve REGISTRY --port 0` on loopback, in its own process. */
@@ -86,6 +88,7 @@ export function startGa4ghServer(o: ServeOptions): Promise<RunningServer> {
     ],
     /serving .* at (http:\/\/\S+)/,
     o.logFile,
+    o.env,
   );
 }
 

@@ -148,7 +148,7 @@ function countAlignments(): { add(chunk: Buffer): void; count(): number } {
   };
 }
 
-interface ReadsPass {
+export interface ReadsPass {
   seconds: number;
   pages: number;
   alignments: number;
@@ -167,7 +167,7 @@ interface ReadsPass {
  * alignments (a scan of every byte, which made the client the limit of the replay) and fails unless
  * it read the same bytes in the same pages.
  */
-async function readsPass(
+export async function readsPass(
   client: Client,
   request: Record<string, unknown>,
   pid: number,
@@ -342,6 +342,21 @@ function replayDetail(r: AgainstReplay) {
   return { ratios: r.ratios, replaySeconds: r.replayed.seconds, replayCpuSeconds: r.replayed.serverCpuSeconds };
 }
 
+/** READS' request: both read groups of the BAM's set over the region, pageSize 1000; and the bench dataset's id. */
+export async function readsRequest(ctx: Pick<Context, 'client' | 'ids'>, reads: ReadsManifest) {
+  const { datasets } = await ctx.client.json('POST', '/datasets/search', {});
+  const datasetId: string = datasets.find((d: { name: string }) => d.name === 'bench').id;
+  const { readGroupSets } = await ctx.client.json('POST', '/readgroupsets/search', { datasetId, name: 'bench-reads' });
+  const request = {
+    readGroupIds: readGroupSets[0].readGroups.map((g: { id: string }) => g.id) as string[],
+    referenceId: ctx.ids.referenceId,
+    start: reads.region.start,
+    end: reads.region.end,
+    pageSize: 1000,
+  };
+  return { datasetId, request };
+}
+
 /**
  * Reads per second over HTTP, every read of the region paged to the end with pageSize 1000, beside
  * `samtools view REGION > /dev/null` and beside a bare server replaying the same pages; then with the
@@ -349,17 +364,8 @@ function replayDetail(r: AgainstReplay) {
  * each page, not of each read, shows.
  */
 export async function measureReads(ctx: Context, reads: ReadsManifest): Promise<Figure[]> {
-  const { client, options, log } = ctx;
-  const { datasets } = await client.json('POST', '/datasets/search', {});
-  const datasetId = datasets.find((d: any) => d.name === 'bench').id;
-  const { readGroupSets } = await client.json('POST', '/readgroupsets/search', { datasetId, name: 'bench-reads' });
-  const request = {
-    readGroupIds: readGroupSets[0].readGroups.map((g: { id: string }) => g.id),
-    referenceId: ctx.ids.referenceId,
-    start: reads.region.start,
-    end: reads.region.end,
-    pageSize: 1000,
-  };
+  const { options, log } = ctx;
+  const { datasetId, request } = await readsRequest(ctx, reads);
   const regionText = `${reads.contig}:${reads.region.start + 1}-${reads.region.end}`;
   log(`reads baseline: samtools view ${regionText} > /dev/null (${options.repetitions} runs)`);
   const samtools = await medianSeconds(options.repetitions, 'samtools', ['view', reads.bam, regionText]);

@@ -85,6 +85,11 @@ function summary(made: Probe[]) {
 async function probeIdleAndLoaded(server: { url: URL; pid: number }, request: Record<string, unknown>, count: number) {
   await probes(server.url, 20); // warm-up
   const idle = summary(await probes(server.url, count));
+  return { idle, ...(await probeUnderLoad(server, request, count)) };
+}
+
+/** `count` probes while bench/pager.ts pages through `request` on LOADERS connections, and what the pagers were served meanwhile. */
+export async function probeUnderLoad(server: { url: URL; pid: number }, request: Record<string, unknown>, count: number) {
   const pager = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'pager.ts'), server.url.toString(), String(LOADERS), JSON.stringify(request)], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -113,7 +118,6 @@ async function probeIdleAndLoaded(server: { url: URL; pid: number }, request: Re
   if ((await exited) !== 0) throw new Error('bench/pager.ts failed; see its message above');
   const load = JSON.parse(out.trim().split('\n').at(-1)!) as { pages: number; bytes: number; passes: number; shed: number };
   return {
-    idle,
     loaded,
     load: {
       pagesPerSecond: round(load.pages / seconds),
@@ -124,9 +128,21 @@ async function probeIdleAndLoaded(server: { url: URL; pid: number }, request: Re
   };
 }
 
+/** P6's probes: 40 a second of --duration, at least 100. */
+export const probeCount = (ctx: Pick<Context, 'options'>) => Math.max(100, ctx.options.duration * 40);
+
+/** What P6's pagers ask for: every call of the cohort in pages of 1000. */
+export const pagerRequest = (ctx: Pick<Context, 'ids' | 'data'>) => ({
+  variantSetId: ctx.ids.variantSetId,
+  referenceName: ctx.data.contig,
+  start: 0,
+  end: ctx.data.params.referenceLength,
+  pageSize: 1000,
+});
+
 export async function measureResponsiveness(ctx: Context): Promise<Figure[]> {
-  const count = Math.max(100, ctx.options.duration * 40);
-  const request = { variantSetId: ctx.ids.variantSetId, referenceName: ctx.data.contig, start: 0, end: ctx.data.params.referenceLength, pageSize: 1000 };
+  const count = probeCount(ctx);
+  const request = pagerRequest(ctx);
   ctx.log(`P6: ${count} probes of GET /info on fresh connections, idle server, then while ${LOADERS} clients page through every call of the cohort`);
   const server = await probeIdleAndLoaded(ctx.server, request, count);
 

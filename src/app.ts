@@ -8,7 +8,6 @@ import { routesOfInterfaces } from './interfaces/index.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import { webRoutes } from './web/index.js';
 import { openRegistry, type Registry } from './registry/registry.js';
-import { mainThreadPages } from './workers/main-thread-pages.js';
 import { pageWorkerPool } from './workers/pool.js';
 
 /** A running server and the access policy it holds (read again on reload()). */
@@ -33,7 +32,7 @@ const READ_AHEAD_HOLD_MS = 10_000;
 
 /**
  * `streams`: the slots of large responses, shared by the HTTP layer, which takes them, and the page
- * builders, which build no page ahead while all are taken (given by a test that watches their line).
+ * workers, which build no page ahead while all are taken (given by a test that watches their line).
  */
 export async function startServer(
   location: string,
@@ -56,7 +55,6 @@ export async function startServer(
     registry,
     config,
     pageWorkers,
-    mainThreadPages: mainThreadPages(readAhead, streams),
     areaNames: areas.map((a) => a.name),
     onClose: (fn) => cleanups.push(fn),
   };

@@ -1,7 +1,8 @@
 /**
  * The benchmark (npm run bench) at tiny sizes, so that it cannot rot: every part runs end to end
- * against a real server and real baselines, and every figure comes out as a positive number. No
- * targets are checked: timings on a shared machine are noise at these sizes.
+ * against a real server and real baselines, and every figure comes out as a positive number; so does
+ * its audit of one mechanism on and off. No targets are checked: timings on a shared machine are
+ * noise at these sizes.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -13,23 +14,34 @@ import { ROOT, tempDir } from './helpers.js';
 const missing = ['bcftools', 'samtools', 'bgzip', 'tabix'].filter((c) => spawnSync('sh', ['-c', `command -v ${c}`]).status !== 0);
 const skip = missing.length ? `needs ${missing.join(', ')} (apt-get install -y bcftools samtools tabix; .ci/run installs them)` : false;
 
-test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_000 }, async () => {
-  const dir = tempDir('ga4gh-bench-');
-  const out = path.join(dir, 'results', 'latest.json');
-  const args = [
-    '--import', 'tsx', path.join(ROOT, 'bench', 'run.ts'),
-    '--sites', '200', '--samples', '50', '--reference-length', '1M', '--rna-rows', '20k', '--reads', '20k',
-    '--duration', '1', '--repetitions', '2', '--deep-pages', '50', '--features', '20k', '--bigwig-length', '200k', '--no-targets',
-    '--scratch', path.join(dir, 'scratch'), '--out', out,
-  ];
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+const TINY = ['--sites', '200', '--samples', '50', '--reference-length', '1M', '--rna-rows', '20k', '--reads', '20k', '--duration', '1'];
+
+/** `npm run bench -- ARGS`: its exit code and output. */
+function bench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'run.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The generated files of a scratch folder whose names end with `suffix`. */
+const generated = (scratch: string, suffix: string) =>
+  fs
+    .readdirSync(scratch)
+    .flatMap((d) => (fs.statSync(path.join(scratch, d)).isDirectory() ? fs.readdirSync(path.join(scratch, d)).map((n) => path.join(scratch, d, n)) : []))
+    .filter((f) => f.endsWith(suffix));
+
+test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_000 }, async () => {
+  const dir = tempDir('ga4gh-bench-');
+  const out = path.join(dir, 'results', 'latest.json');
+  const { code, stdout, stderr } = await bench([
+    ...TINY, '--repetitions', '2', '--deep-pages', '50', '--features', '20k', '--bigwig-length', '200k', '--no-targets',
+    '--scratch', path.join(dir, 'scratch'), '--out', out,
+  ]);
   assert.equal(code, 0, `bench failed:\n${stderr.slice(-3000)}`);
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
@@ -89,11 +101,7 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   assert.equal(result.figures.find((f: { part: string }) => f.part === 'P2').detail.bases, 1_000_000);
   // Every read of the reads region, as samtools counts them in the generated BAM.
   const readsFigure = result.figures.find((f: { part: string }) => f.part === 'READS');
-  const scratch = path.join(dir, 'scratch');
-  const bam = fs
-    .readdirSync(scratch)
-    .flatMap((d) => (fs.statSync(path.join(scratch, d)).isDirectory() ? fs.readdirSync(path.join(scratch, d)).map((n) => path.join(scratch, d, n)) : []))
-    .find((f) => f.endsWith('.bam'))!;
+  const [bam] = generated(path.join(dir, 'scratch'), '.bam');
   const inRegion = Number(spawnSync('samtools', ['view', '-c', bam, readsFigure.detail.region], { encoding: 'utf8' }).stdout.trim());
   assert.ok(inRegion > 1000, `${inRegion} reads in ${readsFigure.detail.region}`);
   assert.equal(readsFigure.detail.alignments, inRegion);
@@ -120,4 +128,36 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   }
   // The table printed on standard output names every part.
   for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1', 'B1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
+});
+
+test('npm run bench -- --audit at tiny sizes compares a mechanism on and off', { skip, timeout: 120_000 }, async () => {
+  const dir = tempDir('ga4gh-audit-');
+  const scratch = path.join(dir, 'scratch');
+  const out = path.join(dir, 'audit.json');
+  const { code, stdout, stderr } = await bench([...TINY, '--audit', 'native-scan', '--rounds', '2', '--scratch', scratch, '--out', out]);
+  assert.equal(code, 0, `audit failed:\n${stderr.slice(-3000)}`);
+  const result = JSON.parse(fs.readFileSync(out, 'utf8'));
+  assert.equal(result.mechanism, 'native-scan');
+  assert.deepEqual(result.off, { env: { GA4GH_NATIVE_SCAN: '0' } });
+  // Both sides read every call of P1's region and every read of the reads region, as bcftools and samtools count them.
+  const [vcf] = generated(scratch, 'cohort.vcf.gz');
+  const [bam] = generated(scratch, '.bam');
+  const records = spawnSync('bcftools', ['view', '-H', '-r', result.p1Region, vcf], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
+  assert.ok(records > 100, `${records} records in ${result.p1Region}`);
+  assert.equal(result.verified.p1Calls, records * 50);
+  assert.equal(result.verified.alignments, Number(spawnSync('samtools', ['view', '-c', bam, result.readsRegion], { encoding: 'utf8' }).stdout.trim()));
+  // Alternated rounds, each side's four figures positive; the summary's medians are the rounds' figures.
+  assert.equal(result.rounds.length, 2);
+  for (const round of result.rounds) {
+    for (const side of [round.on, round.off]) {
+      for (const key of ['p1CallsPerSecond', 'readsPerSecond', 'p6P99Ms', 'peakRssMegabytes']) {
+        assert.ok(Number.isFinite(side[key]) && side[key] > 0, `${key}: ${side[key]}`);
+      }
+    }
+  }
+  const p1 = result.summary.rows.find((r: { key: string }) => r.key === 'p1CallsPerSecond');
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  assert.equal(p1.on, mean(result.rounds.map((r: { on: { p1CallsPerSecond: number } }) => r.on.p1CallsPerSecond)), 'the median of two rounds');
+  assert.match(stdout, /^native-scan \(/m);
+  assert.match(stdout, /^verdict: (keep|remove): /m);
 });

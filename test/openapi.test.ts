@@ -11,7 +11,6 @@ import { areas, routesOfAreas } from '../src/areas/index.js';
 import { defaultServerConfig } from '../src/config.js';
 import { EMPTY_SVG, REDOC_LOGO_URL } from '../src/web/index.js';
 import { buildOpenApiDocument } from '../src/web/openapi.js';
-import { mainThreadPages } from '../src/workers/main-thread-pages.js';
 import { ContractChecker } from './contract.js';
 import { atEnd, newRegistry, ROOT, startTestServer, tempDir, type TestServer } from './helpers.js';
 
@@ -38,7 +37,7 @@ describe('GET /openapi.json', () => {
   it('describes every route of every area, each with its own response message and a unique operationId', async () => {
     const { location, registry } = await newRegistry(tempDir());
     const config = defaultServerConfig();
-    const app = { registry, registryLocation: location, config, mainThreadPages: mainThreadPages({ maxBytes: config.readAheadBytes, holdMs: 0 }), areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
+    const app = { registry, registryLocation: location, config, areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
     const areaRoutes = await routesOfAreas(app);
     const { problems } = buildOpenApiDocument(areaRoutes);
     assert.deepEqual(problems, []);

@@ -4,9 +4,9 @@
  * of pages built on request, are taken by the next request, and are not served once the set was
  * registered again, while the server is at its stream limit, beyond the memory bound or after the
  * hold time; a page built ahead that fails is reported to no one; the tail a page's next token is read
- * from is the same whichever chunks of a message it reads. Then over HTTP: pages of reads and
- * of variant annotations built in a worker, with and without read-ahead, and on the main thread, are
- * the same bytes.
+ * from is the same whichever chunks of a message it reads. Then over HTTP: pages of variants, of reads
+ * and of variant annotations built in a worker, with and without read-ahead, and on the main thread,
+ * are the same bytes.
  */
 import assert from 'node:assert/strict';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -419,6 +419,7 @@ describe('a variant page, held until it is complete', () => {
 
 describe('pages over HTTP', () => {
   for (const [route, request, list, count] of [
+    ['/variants/search', variantsRequest('brca', 120), 'variants', VARIANTS],
     ['/reads/search', readsRequest, 'alignments', READS],
     ['/variantannotations/search', annotationsRequest, 'variantAnnotations', ANNOTATIONS],
   ] as const) {

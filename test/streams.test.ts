@@ -131,7 +131,7 @@ for (const pageWorkers of [1, 0]) describe(`large responses, --page-workers ${pa
 
   if (pageWorkers > 0 && process.platform === 'linux') {
     it('builds pages in a thread below the main thread (the idle scheduling policy, or niced)', async () => {
-      // Compressed: uncompressed pages are built on the main thread while nothing else is written.
+      // A page of variants, built in the page worker.
       assert.equal((await server.post('/variants/search', { ...request, pageSize: 1 }, { 'accept-encoding': 'gzip' })).status, 200);
       const main = schedulingOfThread(process.pid);
       const threads = fs.readdirSync('/proc/self/task').map(schedulingOfThread);

@@ -7,7 +7,6 @@ import type { ServerConfig } from '../config.js';
 import type { Route } from '../http/router.js';
 import type { Migration } from '../registry/migrations.js';
 import type { Registry } from '../registry/registry.js';
-import type { MainThreadPages } from '../workers/main-thread-pages.js';
 import type { PageWorkerPool } from '../workers/pool.js';
 
 export interface AppContext {
@@ -15,8 +14,6 @@ export interface AppContext {
   config: ServerConfig;
   /** The worker threads large replies are built in (undefined with `--page-workers 0`: on the main thread). */
   pageWorkers?: PageWorkerPool;
-  /** Whole pages built on the main thread, the next one ahead while the client reads (uncompressed variant pages). */
-  mainThreadPages: MainThreadPages;
   /** The names of the areas this server serves, in order. */
   areaNames: string[];
   /** Registers cleanup to run when the server stops (open files, timers). */

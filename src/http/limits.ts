@@ -153,8 +153,8 @@ export class TokenBuckets {
 
 /**
  * How many requests for a large response may wait for a slot, per slot. A waiting reply holds what
- * was built of it before it asked (at most 4 MB handed over by a page worker, or a whole page built
- * on the main thread), so the queue is bounded like the slots themselves: 8 slots, at most 32 waiting.
+ * was built of it before it asked (at most 4 MB handed over by a page worker), so the queue is bounded
+ * like the slots themselves: 8 slots, at most 32 waiting.
  */
 const WAITING_PER_SLOT = 4;
 
@@ -179,11 +179,6 @@ export class StreamSlots {
   /** Calls `listener` each time every slot becomes taken (true) or one becomes free again (false). */
   watch(listener: (atLimit: boolean) => void): void {
     this.listeners.push(listener);
-  }
-
-  /** How many slots are taken: the large responses being written. */
-  taken(): number {
-    return this.used;
   }
 
   /** How many requests wait for a slot. */
@@ -254,8 +249,14 @@ export class StreamSlots {
 export const streamSlotsOf = (limits: ServerLimits) => new StreamSlots(limits.maxStreams, limits.streamWaitMs);
 
 /**
- * Large responses waiting for their next slice of work (a stream's next stretch, a whole page's
- * write), served one per turn of the event loop: however many are being written, a turn holds at most
+ * The longest stretch of synchronous work a streamed reply does before other connections get their
+ * turn; streams then take turns, one slice per turn of the event loop (SliceQueue).
+ */
+export const SLICE_MS = 4;
+
+/**
+ * Large responses waiting for their next slice of work (a stream's next stretch or large piece),
+ * served one per turn of the event loop: however many are being written, a turn holds at most
  * one slice, so new connections are accepted and small requests answered between any two slices.
  */
 export class SliceQueue {

@@ -6,7 +6,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { finished } from 'node:stream';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
@@ -14,7 +13,7 @@ import { inRequestForm, parseMessage, type MessageDesc, type NamingForm } from '
 import { TemporarilyUnavailable } from '../unavailable.js';
 import { addVary, chooseCoding, ReplyEncoder, sendAsIs } from './compression.js';
 import { Cors } from './cors.js';
-import { answerClientErrors, capConnections, nestsDeeperThan, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
+import { answerClientErrors, capConnections, nestsDeeperThan, SLICE_MS, SliceQueue, streamSlotsOf, type StreamSlots, TokenBuckets, yieldingSink } from './limits.js';
 import { Router, type Route } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -106,12 +105,6 @@ function queryObject(pairs: Array<[string, string]>): Record<string, string> {
 
 const queryPairs = (query: string): Array<[string, string]> => (query ? [...new URLSearchParams(query)] : []);
 
-/**
- * The longest stretch of synchronous work a streamed reply does before other connections get their
- * turn; streams then take turns, one slice per turn of the event loop (SliceQueue).
- */
-const STREAM_SLICE_MS = 4;
-
 /** The pieces of a reply, given as a list or as a stream, as one stream. */
 async function* each(pieces: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
   yield* pieces;
@@ -178,18 +171,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         return body.whole(200, headers, [writeRecord(reply.desc, reply.value, form)]);
       case 'page':
         return body.whole(200, headers, [writeSearchPage(reply.response, reply.page, form, config.paging)]);
-      case 'bytes': {
-        if (!reply.large) return body.whole(200, headers, reply.chunks(form));
-        const release = await takeSlot(res, reply);
-        // Handed to the socket in a turn of its own, as a stream's large pieces are: the write of a
-        // page is megabytes of copying, and several in one turn kept new connections waiting.
-        await slices.next();
-        const sent = new Promise<void>((resolve) => finished(res, () => resolve()));
-        void sent.then(release);
-        const size = await body.whole(200, headers, reply.chunks(form));
-        reply.handedOver?.(sent);
-        return size;
-      }
+      case 'bytes':
+        return body.whole(200, headers, reply.chunks(form));
       case 'content': {
         const contentHeaders: http.OutgoingHttpHeaders = { 'content-type': reply.contentType };
         if (reply.cacheControl) contentHeaders['cache-control'] = reply.cacheControl;
@@ -199,7 +182,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const release = await takeSlot(res, reply);
         try {
           const sink = reply.coded ? body.coded(200, headers, reply.coded) : body.stream(200, headers);
-          await reply.write(yieldingSink(stopWhenGone(res, sink), STREAM_SLICE_MS, slices), form);
+          await reply.write(yieldingSink(stopWhenGone(res, sink), SLICE_MS, slices), form);
           return await sink.end();
         } finally {
           release();

@@ -73,16 +73,7 @@ export type Reply =
       abandon?(): void;
     }
   /** A reply whose JSON is assembled from pieces of bytes, some taken as they are from a file. */
-  | {
-      kind: 'bytes';
-      chunks(form: NamingForm): Uint8Array[];
-      /** A page of a search held whole: it takes one of the server's slots for large replies until it is sent. */
-      large?: boolean;
-      /** Called once its pieces are handed to the socket, with a promise that settles once they are sent (or the client is gone). */
-      handedOver?(sent: Promise<void>): void;
-      /** Called instead when it will not be written (the server refused it first). */
-      abandon?(): void;
-    }
+  | { kind: 'bytes'; chunks(form: NamingForm): Uint8Array[] }
   /**
    * A fixed document of any type (the web page, API docs), written as it is in either naming form;
    * `asIs`: never content-coded, whatever the request accepts (htsget allows transfer-coding only).

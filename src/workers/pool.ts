@@ -22,8 +22,6 @@ import { canonicalJson, type FromWorker, type ToWorker, type WorkerSettings } fr
 /** Tells whether the server writes as many large responses as it may, each time that changes. */
 export interface StreamLoad {
   watch(listener: (atLimit: boolean) => void): void;
-  /** How many large responses are being written. */
-  taken(): number;
 }
 
 /** Messages of one request, read in order as they come. */

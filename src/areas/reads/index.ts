@@ -1,17 +1,13 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
+import { pageReply, recordReply, streamReply, type ContentCoding, type Reply } from '../../protocol/reply.js';
+import type { NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext } from '../area.js';
 import type { ReadGroupSetOptions } from './loader.js';
+import type { SearchReadsQuery } from './messages.js';
 import { formatOfRow, listReadGroupSetAlternates, listReadGroupSets, readMigrations, removeReadGroupSet } from './store.js';
 
-/**
- * Pages of at most this many alignments from BAM files are built on the main thread, others in the
- * page workers. A page of 100 short reads (~120 KB, the default page size) is ~0.1 ms of building,
- * less than the two hand-overs between threads a page built in a worker costs (a message each way,
- * each waking a thread): on the main thread such pages came ~20% faster, with less CPU in all; from
- * 200 reads a page the worker's building beside the sending wins (docs/performance.md, "Read pages").
- */
+/** Pages of at most this many alignments from BAM files are built on the main thread (routes, below). */
 export const MAIN_THREAD_MAX_READS = 128;
 
 export const readsArea: Area = {
@@ -22,8 +18,20 @@ export const readsArea: Area = {
     const [{ ReadGroup, ReadGroupSet, SearchReadGroupSetsRequest, SearchReadGroupSetsResponse, SearchReadsRequest }, { readService }] =
       await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = readService(registry, config.paging, config.registryCacheMs);
-    // Pages of alignments are built in the page workers unless told otherwise, or quick to build.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
+    /**
+     * Where a page of alignments is built (docs/performance.md, "How large pages are built"). At most
+     * MAIN_THREAD_MAX_READS from BAM files: streamed from the main thread, in slices, as a page of 100
+     * short reads is ~0.1 ms of building, less than its two hand-overs between threads (~20% faster so,
+     * with less CPU in all; from 200 reads a page the worker's building beside the sending wins).
+     * Larger pages, and any page of a CRAM (tens of ms to decode a slice): in a page worker, which
+     * builds the next two ahead (compressed for a client that takes gzip or br) while the client reads
+     * this one; streamed from the main thread in slices when there is no page worker.
+     */
+    const searchReads = async (body: SearchReadsQuery, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> => {
+      if (workers && !(await service.quickPage(body, MAIN_THREAD_MAX_READS))) return workers.run('searchReads', body, form, coding);
+      return streamReply(await service.searchReads(body));
+    };
     return [
       {
         method: 'POST',
@@ -45,10 +53,7 @@ export const readsArea: Area = {
         method: 'POST',
         path: '/reads/search',
         request: SearchReadsRequest,
-        handle: async ({ body, form, coding }) =>
-          workers && !(await service.quickPage(body, MAIN_THREAD_MAX_READS))
-            ? workers.run('searchReads', body, form, coding)
-            : streamReply(await service.searchReads(body)),
+        handle: ({ body, form, coding }) => searchReads(body, form, coding),
       },
     ];
   },

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
-import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
+import { pageReply, recordReply, streamReply, type ContentCoding, type Reply } from '../../protocol/reply.js';
+import type { NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
+import type { SearchVariantsQuery } from './messages.js';
 import {
   listBeaconFrequencies,
   listCallSets,
@@ -20,19 +22,21 @@ export const variantsArea: Area = {
   name: 'variants',
   migrations: variantMigrations,
 
-  async routes({ registry, config, pageWorkers, mainThreadPages }) {
+  async routes({ registry, config, pageWorkers }) {
     const [
       { CallSet, SearchCallSetsRequest, SearchCallSetsResponse, SearchVariantSetsRequest, SearchVariantSetsResponse, SearchVariantsRequest, VariantSet },
       { variantService },
-      { searchVariantsOperation },
-    ] = await Promise.all([import('./messages.js'), import('./service.js'), import('./page-operations.js')]);
+    ] = await Promise.all([import('./messages.js'), import('./service.js')]);
     const service = variantService(registry, config.paging, config.registryCacheMs);
-    // Variants with their calls, and compressed pages of them, are built in the page workers unless
-    // told otherwise; they compress the pages ahead.
     const workers = pageWorkers?.operations(new URL('./page-operations.ts', import.meta.url).href);
-    // Uncompressed pages are built whole on the main thread, the next while the client reads this
-    // one, unless other large replies are being written (main-thread-pages.ts).
-    const wholePages = mainThreadPages.operation(searchVariantsOperation(service));
+    /**
+     * Where a page of variants with their calls is built (docs/performance.md, "How large pages are
+     * built"): in a page worker, which builds the next two pages of the query ahead, compressed for a
+     * client that takes gzip or br, while the client reads this one. Without page workers: streamed
+     * from the main thread in slices.
+     */
+    const searchVariants = async (body: SearchVariantsQuery, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> =>
+      workers ? workers.run('searchVariants', body, form, coding) : streamReply(await service.searchVariants(body));
     return [
       {
         method: 'POST',
@@ -60,12 +64,7 @@ export const variantsArea: Area = {
         method: 'POST',
         path: '/variants/search',
         request: SearchVariantsRequest,
-        handle: async ({ body, form, coding }) =>
-          coding === undefined && (!workers || wholePages.answersHere(body, form))
-            ? wholePages.run(body, form)
-            : workers
-              ? workers.run('searchVariants', body, form, coding)
-              : streamReply(await service.searchVariants(body)),
+        handle: ({ body, form, coding }) => searchVariants(body, form, coding),
       },
       {
         method: 'GET',

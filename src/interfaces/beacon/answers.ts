@@ -27,9 +27,19 @@ import { VariantSets } from './variant-sets.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** A JSON answer in pieces of text; `large` ones wait for one of the server's slots for large replies. */
+/**
+ * A JSON answer in pieces of text, built before any is sent (an error found halfway is an error, not a
+ * 200 cut short). `large` ones (records with their calls) are streamed: they wait for one of the
+ * server's slots for large replies and are written in slices, as other large replies are.
+ */
 export function jsonPieces(pieces: string[], large = false): Reply {
-  return { kind: 'bytes', large, chunks: () => pieces.map((p) => Buffer.from(p)) };
+  if (!large) return { kind: 'bytes', chunks: () => pieces.map((p) => Buffer.from(p)) };
+  return {
+    kind: 'stream',
+    async write(sink) {
+      for (const piece of pieces) await sink.write(piece);
+    },
+  };
 }
 
 export const jsonDocument = (document: unknown): Reply => ({ kind: 'content', contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(document)) });
