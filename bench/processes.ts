@@ -115,6 +115,11 @@ export function startBareServer(logFile: string): Promise<RunningServer> {
   return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'bare-server.ts')], /listening at (http:\/\/\S+)/, logFile);
 }
 
+/** H1's floor: bench/range-server.ts in its own process, serving the files of `folder` by byte range. */
+export function startRangeServer(folder: string, logFile: string): Promise<RunningServer> {
+  return startProcess(['--import', 'tsx', path.join(ROOT, 'bench', 'range-server.ts'), folder], /listening at (http:\/\/\S+)/, logFile);
+}
+
 /**
  * The reads part's replay baseline: bench/reads-replay-server.ts in its own process, serving recorded
  * pages; with `floor`, each made first with the least work of a server reading the file (floor.ts).

@@ -61,7 +61,9 @@ export function judge(f: Omit<Figure, 'target' | 'pass'>): Figure {
     case 'H1':
       // Issue 51: the tools read through htsget at 0.8 of their rate on the local file; a one-region
       // ticket costs at most 2 ms beyond the round trip of the endpoint's service-info.
+      // The floor rows (the tool on the file from a bare range server) are for reading.
       if (f.unit === 'ms') return { ...f, target: '<= 2 ms beyond', pass: f.value - f.baseline <= 2 };
+      if (f.name.includes('the floor')) return f;
       return { ...f, target: 'ratio >= 0.8', pass: f.ratio >= 0.8 };
     case 'B1': {
       // Beacon: a sequence query's median at most twice the reader's own lookup plus one HTTP round
