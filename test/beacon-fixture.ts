@@ -171,9 +171,10 @@ export function splitAlleles(vcf: string, dir: string): string {
   return out;
 }
 
-export async function beaconFixture(): Promise<BeaconFixture> {
+/** The fixture on a registry at `newLocation(dir)` (default: a SQLite file in `dir`). */
+export async function beaconFixture(newLocation?: (dir: string) => Promise<string>): Promise<BeaconFixture> {
   const dir = tempDir('beacon-');
-  const { location, registry } = await newRegistry(dir);
+  const { location, registry } = await newRegistry(newLocation ? await newLocation(dir) : dir);
 
   const ncbi37 = copyFixture('ga4gh-server/referenceSets', dir);
   await loadReferenceSet(registry, path.join(ncbi37, 'NCBI37.fa.gz'), { assemblyId: 'NCBI37' });
