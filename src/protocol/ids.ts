@@ -2,7 +2,8 @@
  * Ids are the URL-safe base64 (no padding) of the compact UTF-8 JSON of an array of local names, e.g.
  * a reference is `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
  */
-import { notFound } from './errors.js';
+import { accessTo } from '../access/request-access.js';
+import { GAException, notFound } from './errors.js';
 
 export interface IdKind {
   /** What the id names, for messages: "reference set". */
@@ -11,12 +12,14 @@ export interface IdKind {
   readonly parts: number;
   /** The area's tag, when the array's second name is one (`["ds","vs","name"]`): ids of other kinds are 404. */
   readonly tag?: string;
+  /** Belongs to no dataset (reference sets are shared): no access policy applies to it. */
+  readonly global?: true;
 }
 
 export const IdKinds = {
   dataset: { label: 'dataset', parts: 1 },
-  referenceSet: { label: 'reference set', parts: 1 },
-  reference: { label: 'reference', parts: 2 },
+  referenceSet: { label: 'reference set', parts: 1, global: true },
+  reference: { label: 'reference', parts: 2, global: true },
   variantSet: { label: 'variant set', parts: 3, tag: 'vs' },
   callSet: { label: 'call set', parts: 4, tag: 'vs' },
   variant: { label: 'variant', parts: 6, tag: 'vs' },
@@ -95,8 +98,13 @@ const DECODED_LONGEST = 256;
  * about what it names: anything but an array of the kind's names (and tag) is a 404 naming the id.
  */
 export function decodeId(id: string, kind: IdKind): readonly string[] {
-  const names = namesOfId(id, kind);
+  const names = namesOf(id, kind);
   if (names === undefined) throw notFound(kind.label, id);
+  // Where every dataset-scoped id is resolved, before any registry or file read: a dataset at `none`
+  // for the request's caller answers what an unknown id answers.
+  const verdict = kind.global ? 'allowed' : accessTo(names[0], 'record');
+  if (verdict === 'hidden') throw notFound(kind.label, id);
+  if (verdict === 'below') throw new GAException('forbidden', `the caller may not read the records of the ${kind.label} '${id}' (level record needed)`);
   return names;
 }
 
@@ -105,6 +113,12 @@ export function decodeId(id: string, kind: IdKind): readonly string[] {
  * an id of nothing here (a foreign IRI, another kind's id) matches nothing rather than being a 404.
  */
 export function namesOfId(id: string, kind: IdKind): readonly string[] | undefined {
+  const names = namesOf(id, kind);
+  if (names === undefined || kind.global) return names;
+  return accessTo(names[0], 'record') === 'allowed' ? names : undefined;
+}
+
+function namesOf(id: string, kind: IdKind): readonly string[] | undefined {
   const names = decoded.get(id) ?? decodeNames(id);
   return names !== undefined && names.length === kind.parts && (kind.tag === undefined || names[1] === kind.tag) ? names : undefined;
 }

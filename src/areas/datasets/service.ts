@@ -1,4 +1,5 @@
 /** Datasets: search and get, as typed records. */
+import { accessTo } from '../../access/request-access.js';
 import type { AttributesRecord } from '../../protocol/common.js';
 import type { PagingLimits } from '../../protocol/paging.js';
 import { isString, keysetCursor, type PageQuery } from '../../protocol/paging.js';
@@ -22,8 +23,15 @@ export function datasetService(registry: Registry, limits: PagingLimits) {
   return {
     async search(request: PageQuery): Promise<SearchPage<DatasetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('datasets', request, limits, isString);
-      const rows = await listDatasets(registry, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, toRecord, (r) => r.name);
+      // Only the datasets the caller may read records of; read on past the others to fill the page.
+      const rows: DatasetRow[] = [];
+      for (let from = after; rows.length <= pageSize; ) {
+        const batch = await listDatasets(registry, from, pageSize + 1);
+        rows.push(...batch.filter((row) => accessTo(row.name, 'record') === 'allowed'));
+        if (batch.length <= pageSize) break;
+        from = batch[batch.length - 1].name;
+      }
+      return keysetPage(rows.slice(0, pageSize + 1), pageSize, fingerprint, toRecord, (r) => r.name);
     },
 
     async get(id: string): Promise<DatasetRecord> {

@@ -5,6 +5,7 @@
  * `{id}` is the set's 0.6.0a10 id, `DATASET/NAME` (the first `/` ends the dataset), or a bare `NAME`
  * while exactly one dataset holds a set of that name.
  */
+import { accessTo, levelInRequest } from '../../access/request-access.js';
 import { GAException } from '../../protocol/errors.js';
 import { decodeId, IdKinds } from '../../protocol/ids.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -59,9 +60,16 @@ export class ServedSets {
     this.cache = new RegistryCache(cacheMs);
   }
 
-  /** The set an htsget id names; NotFound when none does. */
+  /**
+   * The set an htsget id names; NotFound when none does, or when its dataset does not exist for the
+   * caller; PermissionDenied when the caller may see the dataset but not at level `data`. Decided
+   * before the set's rows or files are read.
+   */
   async resolve(datatype: Datatype, id: string): Promise<ServedSet> {
     for (const [datasetName, name] of await this.candidates(datatype, id)) {
+      const verdict = accessTo(datasetName, 'data');
+      if (verdict === 'hidden') continue;
+      if (verdict === 'below') throw new HtsgetError('PermissionDenied', `the caller may not have the data of ${LABEL[datatype]} '${id}' (level data needed)`);
       const set = await this.get(datatype, datasetName, name);
       if (set) return set;
     }
@@ -81,17 +89,20 @@ export class ServedSets {
       const names = decodeId(id, datatype === 'reads' ? IdKinds.readGroupSet : IdKinds.variantSet);
       return [[names[0], names[2]]];
     } catch (e) {
-      if (!(e instanceof GAException)) throw e;
+      // Not an id of this kind: read as DATASET/NAME or NAME. A refusal stays one.
+      if (!(e instanceof GAException) || e.kind === 'forbidden') throw e;
     }
     const slash = id.indexOf('/');
     if (slash > 0) return [[id.slice(0, slash), id.slice(slash + 1)]];
     const datasets = datatype === 'reads'
       ? (await listReadGroupSets(this.registry, { name: id }, undefined)).map((s) => s.dataset_name)
       : (await listVariantSets(this.registry, undefined, undefined)).filter((s) => s.name === id).map((s) => s.dataset_name);
-    if (datasets.length > 1) {
-      throw new HtsgetError('NotFound', `datasets ${datasets.join(', ')} each hold a ${LABEL[datatype]} named '${id}'; name it as DATASET/${id}`);
+    // Datasets that do not exist for the caller are not among those named.
+    const visible = datasets.filter((d) => levelInRequest(d) !== 'none');
+    if (visible.length > 1) {
+      throw new HtsgetError('NotFound', `datasets ${visible.join(', ')} each hold a ${LABEL[datatype]} named '${id}'; name it as DATASET/${id}`);
     }
-    return datasets.map((d) => [d, id]);
+    return visible.map((d) => [d, id]);
   }
 
   private async loadReads(datasetName: string, name: string): Promise<ServedSet | undefined> {

@@ -1,0 +1,47 @@
+/**
+ * The caller of the request being answered and the policy snapshot it was resolved under, carried
+ * with the request's asynchronous work (AsyncLocalStorage) from the HTTP layer, which resolves the
+ * caller once, to the places that turn a dataset-scoped id into its dataset (protocol/ids.ts) and the
+ * services that list datasets. Code that runs outside a request (the command line, page builders
+ * working for a request already checked) sees every dataset at `data`, as a server without a policy.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Caller } from './callers.js';
+import { accessLevel } from './decision.js';
+import type { AccessSnapshot } from './holder.js';
+import { allows, OPEN_LEVEL, type Level } from './levels.js';
+
+export interface RequestAccess {
+  readonly snapshot: AccessSnapshot;
+  readonly caller: Caller;
+  /** The datasets the request reached, for its access log line. */
+  readonly datasets: Set<string>;
+}
+
+const current = new AsyncLocalStorage<RequestAccess>();
+
+/** Runs `answer` as the work of a request of `caller` under `snapshot`. */
+export function runWithAccess<T>(access: RequestAccess, answer: () => T): T {
+  return current.run(access, answer);
+}
+
+/** The access of the request being answered, if any. */
+export const requestAccess = (): RequestAccess | undefined => current.getStore();
+
+/** The level the caller of the request being answered has for `dataset`, recording that the request reached it. */
+export function levelInRequest(dataset: string): Level {
+  const access = current.getStore();
+  if (!access) return OPEN_LEVEL;
+  access.datasets.add(dataset);
+  return accessLevel(access.snapshot, dataset, access.caller);
+}
+
+/**
+ * Whether the request's caller may have `needed` of `dataset`: `hidden` when the dataset does not
+ * exist for them (answered as an unknown id), `below` when it exists for them at a lower level.
+ */
+export function accessTo(dataset: string, needed: Level): 'allowed' | 'hidden' | 'below' {
+  const level = levelInRequest(dataset);
+  if (allows(level, needed)) return 'allowed';
+  return level === 'none' ? 'hidden' : 'below';
+}
