@@ -36,12 +36,5 @@ export function levelInRequest(dataset: string): Level {
   return accessLevel(access.snapshot, dataset, access.caller);
 }
 
-/**
- * Whether the request's caller may have `needed` of `dataset`: `hidden` when the dataset does not
- * exist for them (answered as an unknown id), `below` when it exists for them at a lower level.
- */
-export function accessTo(dataset: string, needed: Level): 'allowed' | 'hidden' | 'below' {
-  const level = levelInRequest(dataset);
-  if (allows(level, needed)) return 'allowed';
-  return level === 'none' ? 'hidden' : 'below';
-}
+/** Whether the caller of the request being answered has at least `needed` for `dataset`. */
+export const mayHave = (dataset: string, needed: Level): boolean => allows(levelInRequest(dataset), needed);

@@ -146,6 +146,9 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
   };
 }
 
+/** The request's URL for the log: an API key in its query (`key=`) is a credential, never written. */
+const urlInLog = (req: http.IncomingMessage) => (req.url ?? '').replace(/([?&]key=)[^&]*/g, '$1-');
+
 /** The access policy in force, taken once per request (AccessPolicyHolder); absent: every dataset open. */
 export interface AccessSource {
   current(): AccessSnapshot;
@@ -167,7 +170,7 @@ async function callerOf(req: http.IncomingMessage, pairs: Array<[string, string]
     throw error;
   }
   if (resolution.ignoredVisas.length) {
-    console.error(`${req.method} ${loggable(req.url ?? '')}: visas that do not count for ${callerInLog(resolution.caller)}: ${resolution.ignoredVisas.map(loggable).join('; ')}`);
+    console.error(`${req.method} ${urlInLog(req)}: visas that do not count for ${callerInLog(resolution.caller)}: ${resolution.ignoredVisas.map(loggable).join('; ')}`);
   }
   return resolution.caller;
 }
@@ -348,18 +351,18 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       let logged = true;
       if (err instanceof GAException) {
         error = err;
-        if (err.logDetail !== undefined) console.error(`${req.method} ${req.url} answered ${err.status}: ${err.logDetail}`);
+        if (err.logDetail !== undefined) console.error(`${req.method} ${urlInLog(req)} answered ${err.status}: ${err.logDetail}`);
         else logged = false;
       } else if (err instanceof TemporarilyUnavailable) {
         error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
         logged = false;
       } else {
-        console.error(`internal error on ${req.method} ${req.url}:`, err);
+        console.error(`internal error on ${req.method} ${urlInLog(req)}:`, err);
         error = new GAException('internal', 'internal server error; the fault is logged');
       }
       if (res.headersSent) {
         // The client sees only a connection closed early; the log says why.
-        if (!logged) console.error(`${req.method} ${req.url} was cut short after its headers: ${error.message}`);
+        if (!logged) console.error(`${req.method} ${urlInLog(req)} was cut short after its headers: ${error.message}`);
         res.destroy();
       } else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
@@ -376,7 +379,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         // Who read what: the caller (issuer#subject, key:NAME, or -) and the datasets the request reached.
         const who = requestAccess ? callerInLog(requestAccess.caller) : '-';
         const datasets = requestAccess?.datasets.size ? [...requestAccess.datasets].map(loggable).join(',') : '-';
-        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${req.url} ${outcome} ${sent}B ${ms.toFixed(1)}ms ${who} ${datasets}\n`);
+        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${urlInLog(req)} ${outcome} ${sent}B ${ms.toFixed(1)}ms ${who} ${datasets}\n`);
       }
     }
   };

@@ -2,8 +2,8 @@
  * Ids are the URL-safe base64 (no padding) of the compact UTF-8 JSON of an array of local names, e.g.
  * a reference is `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
  */
-import { accessTo } from '../access/request-access.js';
-import { GAException, notFound } from './errors.js';
+import { mayHave } from '../access/request-access.js';
+import { notFound } from './errors.js';
 
 export interface IdKind {
   /** What the id names, for messages: "reference set". */
@@ -100,11 +100,10 @@ const DECODED_LONGEST = 256;
 export function decodeId(id: string, kind: IdKind): readonly string[] {
   const names = namesOf(id, kind);
   if (names === undefined) throw notFound(kind.label, id);
-  // Where every dataset-scoped id is resolved, before any registry or file read: a dataset at `none`
-  // for the request's caller answers what an unknown id answers.
-  const verdict = kind.global ? 'allowed' : accessTo(names[0], 'record');
-  if (verdict === 'hidden') throw notFound(kind.label, id);
-  if (verdict === 'below') throw new GAException('forbidden', `the caller may not read the records of the ${kind.label} '${id}' (level record needed)`);
+  // Where every dataset-scoped id is resolved, before any registry or file read: records of a dataset
+  // below `record` for the request's caller do not exist for them, so the id answers what an unknown
+  // id answers (a 403 would tell a dataset the registry holds from one it does not).
+  if (!kind.global && !mayHave(names[0], 'record')) throw notFound(kind.label, id);
   return names;
 }
 
@@ -115,7 +114,7 @@ export function decodeId(id: string, kind: IdKind): readonly string[] {
 export function namesOfId(id: string, kind: IdKind): readonly string[] | undefined {
   const names = namesOf(id, kind);
   if (names === undefined || kind.global) return names;
-  return accessTo(names[0], 'record') === 'allowed' ? names : undefined;
+  return mayHave(names[0], 'record') ? names : undefined;
 }
 
 function namesOf(id: string, kind: IdKind): readonly string[] | undefined {

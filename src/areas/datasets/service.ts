@@ -1,5 +1,5 @@
 /** Datasets: search and get, as typed records. */
-import { accessTo } from '../../access/request-access.js';
+import { mayHave } from '../../access/request-access.js';
 import type { AttributesRecord } from '../../protocol/common.js';
 import type { PagingLimits } from '../../protocol/paging.js';
 import { isString, keysetCursor, type PageQuery } from '../../protocol/paging.js';
@@ -27,7 +27,7 @@ export function datasetService(registry: Registry, limits: PagingLimits) {
       const rows: DatasetRow[] = [];
       for (let from = after; rows.length <= pageSize; ) {
         const batch = await listDatasets(registry, from, pageSize + 1);
-        rows.push(...batch.filter((row) => accessTo(row.name, 'record') === 'allowed'));
+        rows.push(...batch.filter((row) => mayHave(row.name, 'record')));
         if (batch.length <= pageSize) break;
         from = batch[batch.length - 1].name;
       }

@@ -5,7 +5,7 @@
  * `{id}` is the set's 0.6.0a10 id, `DATASET/NAME` (the first `/` ends the dataset), or a bare `NAME`
  * while exactly one dataset holds a set of that name.
  */
-import { accessTo, levelInRequest } from '../../access/request-access.js';
+import { mayHave } from '../../access/request-access.js';
 import { GAException } from '../../protocol/errors.js';
 import { decodeId, IdKinds } from '../../protocol/ids.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -61,17 +61,17 @@ export class ServedSets {
   }
 
   /**
-   * The set an htsget id names; NotFound when none does, or when its dataset does not exist for the
-   * caller; PermissionDenied when the caller may see the dataset but not at level `data`. Decided
-   * before the set's rows or files are read.
+   * The set an htsget id names; NotFound when none does, or when the caller may not read its
+   * dataset's records (decided before the set is looked up); PermissionDenied when they may read its
+   * records but not have its data (level `data`).
    */
   async resolve(datatype: Datatype, id: string): Promise<ServedSet> {
     for (const [datasetName, name] of await this.candidates(datatype, id)) {
-      const verdict = accessTo(datasetName, 'data');
-      if (verdict === 'hidden') continue;
-      if (verdict === 'below') throw new HtsgetError('PermissionDenied', `the caller may not have the data of ${LABEL[datatype]} '${id}' (level data needed)`);
+      if (!mayHave(datasetName, 'record')) continue;
       const set = await this.get(datatype, datasetName, name);
-      if (set) return set;
+      if (!set) continue;
+      if (!mayHave(datasetName, 'data')) throw new HtsgetError('PermissionDenied', `the caller may not have the data of ${LABEL[datatype]} '${id}' (level data needed)`);
+      return set;
     }
     throw new HtsgetError('NotFound', `no ${LABEL[datatype]} '${id}'`);
   }
@@ -89,16 +89,15 @@ export class ServedSets {
       const names = decodeId(id, datatype === 'reads' ? IdKinds.readGroupSet : IdKinds.variantSet);
       return [[names[0], names[2]]];
     } catch (e) {
-      // Not an id of this kind: read as DATASET/NAME or NAME. A refusal stays one.
-      if (!(e instanceof GAException) || e.kind === 'forbidden') throw e;
+      if (!(e instanceof GAException)) throw e;
     }
     const slash = id.indexOf('/');
     if (slash > 0) return [[id.slice(0, slash), id.slice(slash + 1)]];
     const datasets = datatype === 'reads'
       ? (await listReadGroupSets(this.registry, { name: id }, undefined)).map((s) => s.dataset_name)
       : (await listVariantSets(this.registry, undefined, undefined)).filter((s) => s.name === id).map((s) => s.dataset_name);
-    // Datasets that do not exist for the caller are not among those named.
-    const visible = datasets.filter((d) => levelInRequest(d) !== 'none');
+    // Datasets whose records the caller may not read are not among those named.
+    const visible = datasets.filter((d) => mayHave(d, 'record'));
     if (visible.length > 1) {
       throw new HtsgetError('NotFound', `datasets ${visible.join(', ')} each hold a ${LABEL[datatype]} named '${id}'; name it as DATASET/${id}`);
     }

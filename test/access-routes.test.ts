@@ -1,0 +1,220 @@
+/**
+ * The access policy enforced in the routes: a real server with a policy file, a real registry with
+ * variant sets in an open dataset and in a controlled one, and a test issuer signing tokens and visas
+ * here. For each kind of route (0.6.0a10 listing, get by id, dataset-scoped search; htsget tickets and
+ * their data URLs; refget), each kind of caller: anonymous, authenticated without a grant, granted by
+ * identity, group, visa and key; refused credentials answered 401 in each interface's error form; a
+ * hidden dataset answering what an unknown id answers.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { newApiKey } from '../src/access/keys.js';
+import { addDataset } from '../src/areas/datasets/store.js';
+import { loadReadGroupSet } from '../src/areas/reads/loader.js';
+import { loadVariantSet } from '../src/areas/variants/loader.js';
+import { startServer } from '../src/app.js';
+import { defaultServerConfig } from '../src/config.js';
+import { TestIssuer } from './access-issuer.js';
+import { addHeaderReferenceSet } from './htsget-fixture.js';
+import { atEnd, idOf, newRegistry, tempDir, TESTDATA, toResult, type HttpResult } from './helpers.js';
+
+const dir = tempDir('ga4gh-access-routes-');
+const VCF = path.join(TESTDATA, 'htsget', 'spec-v4.3.vcf.gz');
+/** Large enough that a ticket names byte ranges of it (a small file is given inline). */
+const BAM = path.join(TESTDATA, 'htsget', 'htsnexus_test_NA12878.bam');
+const COHORT_URL = 'https://example.org/datasets/cohort';
+
+const login = await TestIssuer.start();
+const visas = await TestIssuer.start();
+const pipeline = await newApiKey();
+
+const POLICY = `
+issuers:
+  - { issuer: ${login.url}, jwks: ${login.jwksUrl}, audience: ga4gh-server }
+visas:
+  - { issuer: ${visas.url}, jwks: ${visas.jwksUrl} }
+datasets:
+  cohort:
+    anonymous: none
+    authenticated: count
+    url: ${COHORT_URL}
+    grants:
+      - { issuer: ${login.url}, subject: alice, level: data }
+      - { group: cohort-readers, level: record }
+      - { visa: true, level: data }
+default: { anonymous: data, authenticated: data }
+keys:
+  - { name: pipeline, hash: "${pipeline.hash}", datasets: { cohort: record } }
+`;
+
+/** Both datasets hold a variant set and a read group set of the same files, by the same names. */
+const setId = (dataset: string) => idOf(dataset, 'vs', 'calls');
+const readsId = (dataset: string) => idOf(dataset, 'rgs', 'reads');
+let url: string;
+let log = '';
+
+before(async () => {
+  const { location, registry } = await newRegistry(dir);
+  await addDataset(registry, 'open');
+  await addDataset(registry, 'cohort');
+  await addHeaderReferenceSet(location, 'spec', VCF);
+  await addHeaderReferenceSet(location, 'hs37d5', BAM);
+  for (const dataset of ['open', 'cohort']) {
+    await loadVariantSet(registry, dataset, [VCF], { referenceset: 'spec', name: 'calls' });
+    await loadReadGroupSet(registry, dataset, BAM, { referenceset: 'hs37d5', name: 'reads' });
+  }
+  await registry.close();
+  const policyFile = path.join(dir, 'policy.yaml');
+  fs.writeFileSync(policyFile, POLICY);
+  // The access log goes to stderr: kept here to read who read what.
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    log += chunk.toString();
+    return write(chunk, ...rest);
+  }) as typeof process.stderr.write;
+  atEnd(() => (process.stderr.write = write));
+  const config = defaultServerConfig();
+  const server = await startServer(location, { ...config, port: 0, pageWorkers: 0, accessLog: true, options: { ...config.options, accessPolicy: policyFile } });
+  atEnd(() => server.close());
+  url = server.url;
+});
+after(async () => {
+  await login.stop();
+  await visas.stop();
+});
+
+/** Plain fetch: the contract checker of startTestServer does not know 401 answers yet. */
+async function call(method: 'GET' | 'POST', p: string, headers: Record<string, string> = {}, body?: unknown): Promise<HttpResult> {
+  const init = body === undefined ? { method, headers } : { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+  return toResult(await fetch(url + p, init));
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The callers of the tests, each with the level the policy above gives them for `cohort`. */
+async function callers(): Promise<Array<{ who: string; headers: Record<string, string>; level: string }>> {
+  const visa = await visas.visa('dave', { type: 'ControlledAccessGrants', value: COHORT_URL });
+  return [
+    { who: 'anonymous', headers: {}, level: 'none' },
+    { who: 'authenticated, not granted', headers: bearer(await login.token('bob')), level: 'count' },
+    { who: 'a group grant', headers: bearer(await login.token('carol', { groups: ['cohort-readers'] })), level: 'record' },
+    { who: 'an identity grant', headers: bearer(await login.token('alice')), level: 'data' },
+    { who: 'a visa grant', headers: bearer(await login.token('dave', { ga4gh_passport_v1: [visa] })), level: 'data' },
+    { who: 'a key (Bearer)', headers: bearer(pipeline.key), level: 'record' },
+  ];
+}
+
+const RANK = ['none', 'boolean', 'count', 'record', 'data'];
+const atLeast = (level: string, needed: string) => RANK.indexOf(level) >= RANK.indexOf(needed);
+
+/** The body with the id it names made neutral: a hidden id must answer what an unknown id answers. */
+const withoutId = (text: string, id: string) => text.split(id).join('ID');
+
+describe('access policy in the routes', () => {
+  it('refused credentials answer 401 with the bearer challenge, in each interface\'s error form, and the log says why', async () => {
+    const expired = await login.token('alice', { exp: Math.floor(Date.now() / 1000) - 3600 });
+    const forms: Array<[string, 'GET' | 'POST', unknown, (json: any) => void]> = [
+      ['/datasets/search', 'POST', {}, (j) => assert.equal(typeof j.errorCode, 'number')],
+      [`/htsget/variants/${setId('open')}`, 'GET', undefined, (j) => assert.equal(j.htsget.error, 'InvalidAuthentication')],
+      ['/refget/sequence/service-info', 'GET', undefined, (j) => assert.equal(j.error, 'Unauthorized')],
+    ];
+    for (const [p, method, body, form] of forms) {
+      for (const headers of [bearer(expired), bearer('ga4gh_notakeyofthisserver'), { authorization: 'Basic YWxpY2U6c2VjcmV0' }]) {
+        const r = await call(method, p, headers, body);
+        assert.equal(r.status, 401, `${p}: ${r.text}`);
+        assert.equal(r.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
+        form(r.json);
+      }
+    }
+    assert.match(log, /credentials refused: /);
+    assert.ok(!log.includes(expired.split('.')[2]), 'the log holds no token');
+  });
+
+  it('/datasets/search lists the datasets each caller may read records of', async () => {
+    for (const { who, headers, level } of await callers()) {
+      const r = await call('POST', '/datasets/search', headers, {});
+      assert.equal(r.status, 200, r.text);
+      const names = r.json.datasets.map((d: { name: string }) => d.name).sort();
+      assert.deepEqual(names, atLeast(level, 'record') ? ['cohort', 'open'] : ['open'], who);
+    }
+    // Pages stay full when hidden datasets fall between them.
+    const paged = await call('POST', '/datasets/search', {}, { pageSize: 1 });
+    assert.deepEqual(paged.json.datasets.map((d: { name: string }) => d.name), ['open']);
+    assert.equal(paged.json.nextPageToken, undefined);
+  });
+
+  it('gets by id and dataset-scoped searches: a dataset below record answers as an unknown id', async () => {
+    const hidden = setId('cohort');
+    const unknown = setId('nosuch');
+    for (const { who, headers, level } of await callers()) {
+      const get = await call('GET', `/variantsets/${hidden}`, headers);
+      const search = await call('POST', '/variantsets/search', headers, { datasetId: idOf('cohort') });
+      if (!atLeast(level, 'record')) {
+        const unknownGet = await call('GET', `/variantsets/${unknown}`, headers);
+        assert.equal(get.status, 404, who);
+        assert.equal(withoutId(get.text, hidden), withoutId(unknownGet.text, unknown), who);
+        const unknownSearch = await call('POST', '/variantsets/search', headers, { datasetId: idOf('nosuch') });
+        assert.equal(search.status, 404, who);
+        assert.equal(withoutId(search.text, idOf('cohort')), withoutId(unknownSearch.text, idOf('nosuch')), who);
+      } else {
+        assert.equal(get.status, 200, `${who}: ${get.text}`);
+        assert.equal(get.json.id, hidden);
+        assert.deepEqual(search.json.variantSets.map((s: { id: string }) => s.id), [hidden], who);
+      }
+      // The open dataset answers everyone.
+      assert.equal((await call('GET', `/variantsets/${setId('open')}`, headers)).status, 200, who);
+    }
+  });
+
+  it('htsget: NotFound below record, PermissionDenied at record, a ticket at data whose URLs need no token', async () => {
+    const hidden = readsId('cohort');
+    const unknown = readsId('nosuch');
+    const bam = fs.readFileSync(BAM);
+    for (const { who, headers, level } of await callers()) {
+      const r = await call('GET', `/htsget/reads/${hidden}`, headers);
+      if (!atLeast(level, 'record')) {
+        assert.equal(r.status, 404, who);
+        assert.equal(r.json.htsget.error, 'NotFound');
+        assert.equal(withoutId(r.text, hidden), withoutId((await call('GET', `/htsget/reads/${unknown}`, headers)).text, unknown), who);
+        const named = await call('GET', '/htsget/reads/cohort/reads', headers);
+        assert.equal(named.text, (await call('GET', '/htsget/reads/nosuch/reads', headers)).text.replace('nosuch', 'cohort'), who);
+        // A bare name held by a hidden dataset and an open one is the open one's, not ambiguous.
+        const bare = await call('GET', '/htsget/reads/reads', headers);
+        assert.equal(bare.status, 200, bare.text);
+      } else if (!atLeast(level, 'data')) {
+        assert.equal(r.status, 403, `${who}: ${r.text}`);
+        assert.equal(r.json.htsget.error, 'PermissionDenied');
+      } else {
+        assert.equal(r.status, 200, `${who}: ${r.text}`);
+        const ranged = r.json.htsget.urls.filter((u: { url: string }) => u.url.startsWith('http'));
+        assert.ok(ranged.length > 0, r.text);
+        for (const { url: dataUrl, headers: rangeHeaders } of ranged) {
+          // Fetched as a tool fetches it: without the caller's credentials.
+          const data = await fetch(dataUrl, { headers: rangeHeaders });
+          assert.ok(data.status === 200 || data.status === 206, `${who}: the data URL without a token answers ${data.status}`);
+          const m = /bytes=(\d+)-(\d+)/.exec(rangeHeaders?.Range ?? rangeHeaders?.range ?? '');
+          const expected = m ? bam.subarray(Number(m[1]), Number(m[2]) + 1) : bam;
+          assert.ok(Buffer.from(await data.arrayBuffer()).equals(expected), `${who}: the bytes of ${dataUrl}`);
+        }
+      }
+    }
+  });
+
+  it('?key= is a caller as Bearer is; refget (reference sets belong to no dataset) stays open', async () => {
+    const r = await call('GET', `/variantsets/${setId('cohort')}?key=${pipeline.key}`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await call('GET', '/refget/sequence/service-info')).status, 200);
+  });
+
+  it('access log lines name the caller and the dataset', async () => {
+    await call('GET', `/variantsets/${setId('cohort')}`, bearer(await login.token('alice')));
+    await call('GET', `/variantsets/${setId('cohort')}?key=${pipeline.key}`);
+    const lines = log.split('\n');
+    const escaped = login.url.replace(/[.:/]/g, (c) => `\\${c}`);
+    assert.ok(lines.some((l) => new RegExp(`GET /variantsets/\\S+ 200 .* ${escaped}#alice cohort$`).test(l)), log.slice(-2000));
+    assert.ok(lines.some((l) => /\?key=- 200 .* key:pipeline cohort$/.test(l)), log.slice(-2000));
+    assert.ok(!log.includes(pipeline.key), 'the log holds no key');
+  });
+});
