@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newApiKey } from '../src/access/keys.js';
+import { addIndividualFromFile } from '../src/areas/biometadata/loader.js';
 import { addDataset } from '../src/areas/datasets/store.js';
 import { loadReadGroupSet } from '../src/areas/reads/loader.js';
 import { loadVariantSet } from '../src/areas/variants/loader.js';
@@ -52,6 +53,7 @@ keys:
 /** Both datasets hold a variant set and a read group set of the same files, by the same names. */
 const setId = (dataset: string) => idOf(dataset, 'vs', 'calls');
 const readsId = (dataset: string) => idOf(dataset, 'rgs', 'reads');
+const INDIVIDUALS = { cohort: ['c1', 'c2', 'c3'], open: ['o1', 'o2'] };
 let url: string;
 let log = '';
 
@@ -64,6 +66,14 @@ before(async () => {
   for (const dataset of ['open', 'cohort']) {
     await loadVariantSet(registry, dataset, [VCF], { referenceset: 'spec', name: 'calls' });
     await loadReadGroupSet(registry, dataset, BAM, { referenceset: 'hs37d5', name: 'reads' });
+  }
+  // Searches without a datasetId span every dataset: the hidden dataset's individuals sort first.
+  for (const [dataset, names] of Object.entries(INDIVIDUALS)) {
+    for (const name of names) {
+      const file = path.join(dir, `${dataset}-${name}.json`);
+      fs.writeFileSync(file, JSON.stringify({ name }));
+      await addIndividualFromFile(registry, dataset, file);
+    }
   }
   await registry.close();
   const policyFile = path.join(dir, 'policy.yaml');
@@ -143,6 +153,22 @@ describe('access policy in the routes', () => {
     const paged = await call('POST', '/datasets/search', {}, { pageSize: 1 });
     assert.deepEqual(paged.json.datasets.map((d: { name: string }) => d.name), ['open']);
     assert.equal(paged.json.nextPageToken, undefined);
+  });
+
+  it('searches across every dataset leave out the rows of datasets below record, pages kept full', async () => {
+    for (const { who, headers, level } of await callers()) {
+      const names: string[] = [];
+      let pages = 0;
+      for (let token: string | undefined; pages === 0 || token !== undefined; pages++) {
+        const r = await call('POST', '/individuals/search', headers, { pageSize: 1, ...(token ? { pageToken: token } : {}) });
+        assert.equal(r.status, 200, r.text);
+        names.push(...r.json.individuals.map((i: { name: string }) => i.name));
+        token = r.json.nextPageToken;
+      }
+      const expected = [...(atLeast(level, 'record') ? INDIVIDUALS.cohort : []), ...INDIVIDUALS.open];
+      assert.deepEqual(names, expected, who);
+      assert.equal(pages, expected.length, `${who}: one individual a page, no empty page`);
+    }
   });
 
   it('gets by id and dataset-scoped searches: a dataset below record answers as an unknown id', async () => {

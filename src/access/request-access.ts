@@ -38,3 +38,25 @@ export function levelInRequest(dataset: string): Level {
 
 /** Whether the caller of the request being answered has at least `needed` for `dataset`. */
 export const mayHave = (dataset: string, needed: Level): boolean => allows(levelInRequest(dataset), needed);
+
+/**
+ * The rows of a keyset page (pageSize + 1 of them, the one more saying that more follow) whose
+ * datasets the request's caller may read records of: listed from `after` in batches, past the rows of
+ * other datasets, until the page is full or the list ends. For searches that span every dataset.
+ */
+export async function readableRows<Row, Position>(
+  listFrom: (after: Position | undefined, limit: number) => Promise<Row[]>,
+  after: Position | undefined,
+  pageSize: number,
+  datasetOf: (row: Row) => string,
+  positionOf: (row: Row) => Position,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (let from = after; rows.length <= pageSize; ) {
+    const batch = await listFrom(from, pageSize + 1);
+    rows.push(...batch.filter((row) => mayHave(datasetOf(row), 'record')));
+    if (batch.length <= pageSize) break;
+    from = positionOf(batch[batch.length - 1]);
+  }
+  return rows.slice(0, pageSize + 1);
+}

@@ -1,5 +1,5 @@
 /** Datasets: search and get, as typed records. */
-import { mayHave } from '../../access/request-access.js';
+import { readableRows } from '../../access/request-access.js';
 import type { AttributesRecord } from '../../protocol/common.js';
 import type { PagingLimits } from '../../protocol/paging.js';
 import { isString, keysetCursor, type PageQuery } from '../../protocol/paging.js';
@@ -23,15 +23,9 @@ export function datasetService(registry: Registry, limits: PagingLimits) {
   return {
     async search(request: PageQuery): Promise<SearchPage<DatasetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('datasets', request, limits, isString);
-      // Only the datasets the caller may read records of; read on past the others to fill the page.
-      const rows: DatasetRow[] = [];
-      for (let from = after; rows.length <= pageSize; ) {
-        const batch = await listDatasets(registry, from, pageSize + 1);
-        rows.push(...batch.filter((row) => mayHave(row.name, 'record')));
-        if (batch.length <= pageSize) break;
-        from = batch[batch.length - 1].name;
-      }
-      return keysetPage(rows.slice(0, pageSize + 1), pageSize, fingerprint, toRecord, (r) => r.name);
+      // Only the datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listDatasets(registry, from, limit), after, pageSize, (r) => r.name, (r) => r.name);
+      return keysetPage(rows, pageSize, fingerprint, toRecord, (r) => r.name);
     },
 
     async get(id: string): Promise<DatasetRecord> {
