@@ -55,6 +55,8 @@ const setId = (dataset: string) => idOf(dataset, 'vs', 'calls');
 const readsId = (dataset: string) => idOf(dataset, 'rgs', 'reads');
 const INDIVIDUALS = { cohort: ['c1', 'c2', 'c3'], open: ['o1', 'o2'] };
 let url: string;
+/** The same registry and policy served with page workers: threads outside the request's access context. */
+let workersUrl: string;
 let log = '';
 
 before(async () => {
@@ -89,6 +91,9 @@ before(async () => {
   const server = await startServer(location, { ...config, port: 0, pageWorkers: 0, accessLog: true, options: { ...config.options, accessPolicy: policyFile } });
   atEnd(() => server.close());
   url = server.url;
+  const withWorkers = await startServer(location, { ...config, port: 0, pageWorkers: 1, options: { ...config.options, accessPolicy: policyFile } });
+  atEnd(() => withWorkers.close());
+  workersUrl = withWorkers.url;
 });
 after(async () => {
   await login.stop();
@@ -96,9 +101,9 @@ after(async () => {
 });
 
 /** Plain fetch: the contract checker of startTestServer does not know 401 answers yet. */
-async function call(method: 'GET' | 'POST', p: string, headers: Record<string, string> = {}, body?: unknown): Promise<HttpResult> {
+async function call(method: 'GET' | 'POST', p: string, headers: Record<string, string> = {}, body?: unknown, server = url): Promise<HttpResult> {
   const init = body === undefined ? { method, headers } : { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
-  return toResult(await fetch(url + p, init));
+  return toResult(await fetch(server + p, init));
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -191,6 +196,41 @@ describe('access policy in the routes', () => {
       }
       // The open dataset answers everyone.
       assert.equal((await call('GET', `/variantsets/${setId('open')}`, headers)).status, 200, who);
+    }
+  });
+
+  it('searches and gets answered by the page workers are decided before the hand-off', async () => {
+    // The open dataset's read group, as the server names it; the hidden dataset holds its twin.
+    const sets = await call('POST', '/readgroupsets/search', {}, { datasetId: idOf('open') });
+    const group = (JSON.parse(Buffer.from(sets.json.readGroupSets[0].readGroups[0].id, 'base64url').toString()) as string[])[3];
+    const groupId = (dataset: string) => idOf(dataset, 'rgs', 'reads', group);
+    for (const { who, headers, level } of await callers()) {
+      const on = (p: string, body?: unknown) => call(body === undefined ? 'GET' : 'POST', p, headers, body, workersUrl);
+      const variants = (dataset: string) => on('/variants/search', { variantSetId: setId(dataset), referenceName: '20', start: 0, end: 100_000_000 });
+      const reads = (dataset: string) => on('/reads/search', { readGroupIds: [groupId(dataset)], pageSize: 10 });
+      const allowed = atLeast(level, 'record');
+      for (const [search, id] of [[variants, setId], [reads, groupId]] as const) {
+        const hidden = await search('cohort');
+        if (allowed) {
+          assert.notEqual(hidden.status, 404, `${who}: ${hidden.text}`);
+          assert.equal(hidden.status, (await search('open')).status, who);
+        } else {
+          assert.equal(hidden.status, 404, `${who}: ${hidden.text}`);
+          assert.equal(withoutId(hidden.text, id('cohort')), withoutId((await search('nosuch')).text, id('nosuch')), who);
+        }
+      }
+      // A variant of the hidden set, by its id as the open set's twin names it.
+      const open = await variants('open');
+      assert.equal(open.status, 200, open.text);
+      assert.ok(open.json.variants.length > 0);
+      const names = JSON.parse(Buffer.from(open.json.variants[0].id, 'base64url').toString()) as string[];
+      const variantOf = (dataset: string) => idOf(dataset, ...names.slice(1));
+      const got = await on(`/variants/${variantOf('cohort')}`);
+      if (allowed) assert.equal(got.status, 200, `${who}: ${got.text}`);
+      else {
+        assert.equal(got.status, 404, who);
+        assert.equal(withoutId(got.text, variantOf('cohort')), withoutId((await on(`/variants/${variantOf('nosuch')}`)).text, variantOf('nosuch')), who);
+      }
     }
   });
 

@@ -3,7 +3,7 @@
  * a reference is `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
  */
 import { mayHave } from '../access/request-access.js';
-import { notFound } from './errors.js';
+import { GAException, notFound } from './errors.js';
 
 export interface IdKind {
   /** What the id names, for messages: "reference set". */
@@ -143,4 +143,21 @@ function decodeNames(id: string): readonly string[] | undefined {
     decoded.set(id, Object.freeze(names));
   }
   return names;
+}
+
+/**
+ * Decodes ids on the thread answering the request, before work is handed to the page workers: those
+ * threads run outside the request's access context, so the caller's access to the datasets the ids
+ * name is decided here (an id of a dataset they may not read answers what an unknown id answers).
+ * What is not a string is left for the work itself to report. `field`: the request's field the ids
+ * are in, named by the 404 as the work names it for an id of nothing registered.
+ */
+export function checkedBeforeHandOff(ids: ReadonlyArray<unknown>, kind: IdKind, field?: string): void {
+  for (const id of ids) {
+    // Not an id of this kind: the work answers it as it does without a policy.
+    const names = typeof id === 'string' ? namesOf(id, kind) : undefined;
+    if (names === undefined || kind.global || mayHave(names[0], 'record')) continue;
+    const error = notFound(kind.label, id as string);
+    throw field ? new GAException('notFound', `${error.message} (field '${field}')`) : error;
+  }
 }

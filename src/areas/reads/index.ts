@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { checkedBeforeHandOff, IdKinds } from '../../protocol/ids.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
 import type { ReadGroupSetOptions } from './loader.js';
@@ -45,10 +46,12 @@ export const readsArea: Area = {
         method: 'POST',
         path: '/reads/search',
         request: SearchReadsRequest,
-        handle: async ({ body, form, coding }) =>
-          workers && !(await service.quickPage(body, MAIN_THREAD_MAX_READS))
+        handle: async ({ body, form, coding }) => {
+          checkedBeforeHandOff(body.readGroupIds ?? [], IdKinds.readGroup, 'readGroupIds');
+          return workers && !(await service.quickPage(body, MAIN_THREAD_MAX_READS))
             ? workers.run('searchReads', body, form, coding)
-            : streamReply(await service.searchReads(body)),
+            : streamReply(await service.searchReads(body));
+        },
       },
     ];
   },

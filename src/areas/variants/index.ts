@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { checkedBeforeHandOff, IdKinds } from '../../protocol/ids.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
@@ -49,18 +50,22 @@ export const variantsArea: Area = {
         method: 'POST',
         path: '/variants/search',
         request: SearchVariantsRequest,
-        handle: async ({ body, form, coding }) =>
-          coding === undefined && (!workers || wholePages.answersHere(body, form))
+        handle: async ({ body, form, coding }) => {
+          checkedBeforeHandOff([body.variantSetId], IdKinds.variantSet);
+          return coding === undefined && (!workers || wholePages.answersHere(body, form))
             ? wholePages.run(body, form)
             : workers
               ? workers.run('searchVariants', body, form, coding)
-              : streamReply(await service.searchVariants(body)),
+              : streamReply(await service.searchVariants(body));
+        },
       },
       {
         method: 'GET',
         path: '/variants/{id}',
-        handle: async ({ params, form }) =>
-          workers ? workers.run('getVariant', params.id, form) : streamReply(await service.getVariant(params.id)),
+        handle: async ({ params, form }) => {
+          checkedBeforeHandOff([params.id], IdKinds.variant);
+          return workers ? workers.run('getVariant', params.id, form) : streamReply(await service.getVariant(params.id));
+        },
       },
     ];
   },
