@@ -28,16 +28,22 @@ export function runWithAccess<T>(access: RequestAccess, answer: () => T): T {
 /** The access of the request being answered, if any. */
 export const requestAccess = (): RequestAccess | undefined => current.getStore();
 
-/** The level the caller of the request being answered has for `dataset`, recording that the request reached it. */
+/** The level the caller of the request being answered has for `dataset`. */
 export function levelInRequest(dataset: string): Level {
   const access = current.getStore();
-  if (!access) return OPEN_LEVEL;
-  access.datasets.add(dataset);
-  return accessLevel(access.snapshot, dataset, access.caller);
+  return access ? accessLevel(access.snapshot, dataset, access.caller) : OPEN_LEVEL;
 }
 
-/** Whether the caller of the request being answered has at least `needed` for `dataset`. */
-export const mayHave = (dataset: string, needed: Level): boolean => allows(levelInRequest(dataset), needed);
+/**
+ * Whether the caller of the request being answered has at least `needed` for `dataset`; when they
+ * have, the request's access log line names the dataset. (A hidden dataset is not named: the line
+ * then says only what its caller asked for.)
+ */
+export function mayHave(dataset: string, needed: Level): boolean {
+  const allowed = allows(levelInRequest(dataset), needed);
+  if (allowed) current.getStore()?.datasets.add(dataset);
+  return allowed;
+}
 
 /**
  * The rows of a keyset page (pageSize + 1 of them, the one more saying that more follow) whose
