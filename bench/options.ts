@@ -47,7 +47,7 @@ export const USAGE = `npm run bench -- [options]   (each option also reads from 
   --only P1,P5          run only these parts (BENCH_ONLY; P5 is measured during P1's pageSize 1000 pass;
                         P6 is GET /info on fresh connections while 4 clients page through every call;
                         F1, F2 and C1 are the sequence-annotation parts; H1 is samtools and bcftools
-                        through htsget URLs)
+                        through htsget URLs; B1 is Beacon sequence queries)
   --codings LIST        P1's codings against the replay and with several clients: identity, gzip, br
                         (BENCH_CODINGS, default all three; 'identity' alone makes P1 a minute or two)
   --page-workers N      start the server with --page-workers N (BENCH_PAGE_WORKERS; default: the server's)

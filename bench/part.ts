@@ -60,6 +60,7 @@ const parts: Partial<Record<Part, () => Promise<Figure[]>>> = {
   P6: async () => (await import('./responsiveness.js')).measureResponsiveness(ctx),
   READS: async () => (await import('./reads.js')).measureReads(ctx, input.reads!),
   H1: async () => (await import('./htsget.js')).measureHtsget(ctx, input.reads),
+  B1: async () => (await import('./beacon.js')).measureBeacon(ctx),
   F2: async () => {
     const id = await datasetId();
     const sets = (await client.json('POST', '/featuresets/search', { datasetId: id })).featureSets;

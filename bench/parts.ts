@@ -38,6 +38,9 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
+/** The value at percentile `p` of values sorted in ascending order. */
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
 /** The item of median `key` (the lower of the two middle ones for an even count). */
 export const medianBy = <T>(items: T[], key: (item: T) => number): T => [...items].sort((a, b) => key(a) - key(b))[(items.length - 1) >> 1];
 

@@ -14,7 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { variantPage } from './client.js';
 import { RECORDED_BYTES, writeRecording } from './p1.js';
-import type { Context } from './parts.js';
+import { percentile, type Context } from './parts.js';
 import { cpuSecondsOf, ROOT, startReplayServer } from './processes.js';
 import { type Figure, judge } from './report.js';
 
@@ -52,7 +52,6 @@ function probe(base: URL): Promise<Probe> {
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const sortedBy = (probes: Probe[], key: keyof Probe) => probes.map((p) => p[key]).sort((a, b) => a - b);
 const round = (x: number) => Number(x.toFixed(2));
 

@@ -19,7 +19,7 @@ D=$DEMO/ga4gh-server
 
 ga4gh repo init "$REGISTRY"
 ga4gh repo add-dataset "$REGISTRY" demo --description "Sample data of the GA4GH reference server and compliance suite" \
-  --attributes '{"version": "0.3.0"}'
+  --attributes '{"version": "0.3.0"}' --beacon-granularity record
 
 # Ontologies: the Sequence Ontology, for the effects of variant annotations.
 ga4gh repo add-ontology "$REGISTRY" "$DEMO/compliance/so-xp-simple.obo"
@@ -61,6 +61,19 @@ for example in example_1 example_2 example_3 example_4; do
 done
 # The compliance variants on hg37: their samples link to the biosamples above.
 ga4gh repo add-variantset "$REGISTRY" demo "$DEMO/compliance/brca1_1kgPhase3_variants.vcf" --referenceset hg37 --name brca1
+
+# Beacon: the demo dataset answers records; the compliance variants' allele frequencies are
+# frequencyInPopulations; NCBI37 answers an assemblyId of GRCh37, hg19 or hs37d5 too. Two more datasets
+# hold the 1000 Genomes extract again, so that Beacon answers show every granularity: one answers how
+# many variants match, the other only whether any does.
+ga4gh repo set-beacon-frequencies "$REGISTRY" demo brca1 AF=All EAS_AF="East Asian" EUR_AF=European AFR_AF=African \
+  AMR_AF="Admixed American" SAS_AF="South Asian" --source "1000 Genomes Project phase 3" \
+  --source-reference https://www.internationalgenome.org --source-version "phase 3"
+ga4gh repo set-assembly-aliases "$REGISTRY" NCBI37 GRCh37 hg19 hs37d5
+ga4gh repo add-dataset "$REGISTRY" counted --description "The 1000 Genomes extract, counted by Beacon" --beacon-granularity count
+ga4gh repo add-variantset "$REGISTRY" counted "$V/1kgPhase3" --referenceset NCBI37
+ga4gh repo add-dataset "$REGISTRY" existence --description "The 1000 Genomes extract, whose Beacon only says whether a variant is there"
+ga4gh repo add-variantset "$REGISTRY" existence "$V/1kgPhase3" --referenceset NCBI37
 
 # Annotated VCFs (VEP and SnpEff): each gets a variant annotation set beside its variant set.
 for annotated in 1kg.3.annotations 1kg.17.ann.edit 1KG_GRCh37_VEP_edit OR4F_annotation WASH7P_annotation; do

@@ -34,7 +34,7 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
 
   const result = JSON.parse(fs.readFileSync(out, 'utf8'));
   const parts = new Set(result.figures.map((f: { part: string }) => f.part));
-  assert.deepEqual([...parts].sort(), ['C1', 'F1', 'F2', 'H1', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
+  assert.deepEqual([...parts].sort(), ['B1', 'C1', 'F1', 'F2', 'H1', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS']);
   // P1: two page sizes against bcftools, three codings against the replay, the least work of a server
   // beside the replay, 2 and 4 clients in two codings (a per-CPU-second row only when the pass used a
   // second of CPU); bytes per call of two codings. P3 five endpoints, P4 first/deep/names and four
@@ -50,6 +50,15 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
   // F1 the load, F2 a region, a name and a symbol page (over HTTP and in process), C1 one window; H1
   // samtools and bcftools through htsget against the local files, and the one-region ticket.
   assert.deepEqual([count('F1'), count('F2'), count('C1'), count('H1', 'records/s'), count('H1', 'ms')], [1, 6, 1, 2, 1]);
+  // B1: sequence queries at boolean and count granularity beside the reader's own lookup, and records
+  // with their caseLevelData beside the 0.6.0a10 record of the same line.
+  const b1 = result.figures.filter((f: { part: string }) => f.part === 'B1');
+  assert.deepEqual(b1.map((f: { name: string }) => f.name), [
+    'sequence query, boolean (median latency)',
+    'sequence query, count (median latency)',
+    'sequence query, record with caseLevelData (median latency)',
+  ]);
+  for (const f of b1.slice(0, 2)) assert.ok(f.detail.queries === 1000 && f.detail.roundTripMs > 0 && f.detail.p99Ms >= f.detail.p50Ms, JSON.stringify(f.detail));
   const replayed = result.figures.filter(
     (f: { part: string; baselineName: string; detail: { leastWork?: boolean } }) => f.part === 'P1' && f.baselineName === 'bare replay' && !f.detail.leastWork,
   );
@@ -110,5 +119,5 @@ test('npm run bench at tiny sizes measures every figure', { skip, timeout: 240_0
     assert.ok(result.loadSeconds[step] > 0, `load time of ${step}`);
   }
   // The table printed on standard output names every part.
-  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
+  for (const part of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'READS', 'F1', 'F2', 'C1', 'B1']) assert.match(stdout, new RegExp(`^${part} `, 'm'));
 });

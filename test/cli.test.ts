@@ -61,7 +61,7 @@ describe('registry commands', () => {
     assert.equal(runCli('repo', 'add-dataset', registry, 'ds2').code, 0);
     assert.equal(runCli('repo', 'remove-dataset', registry, 'ds2').code, 0);
     assertOneLineFailure(runCli('repo', 'remove-dataset', registry, 'ds2'), /no dataset 'ds2'/);
-    assert.deepEqual(listJson().datasets, [{ id: idOf('ds1'), name: 'ds1', description: 'first one' }]);
+    assert.deepEqual(listJson().datasets, [{ id: idOf('ds1'), name: 'ds1', description: 'first one', beacon_granularity: 'boolean' }]);
   });
 });
 
@@ -183,7 +183,7 @@ describe('the same commands on a PostgreSQL registry', { skip: backends.find((b)
     const added = runCli('repo', 'add-referenceset', url, fasta);
     assert.equal(added.code, 0, added.stderr);
     const listed = JSON.parse(runCli('repo', 'list', url, '--json').stdout);
-    assert.deepEqual(listed.datasets, [{ id: idOf('pg1'), name: 'pg1', description: null }]);
+    assert.deepEqual(listed.datasets, [{ id: idOf('pg1'), name: 'pg1', description: null, beacon_granularity: 'boolean' }]);
     assert.deepEqual(listed.reference_sets.map((s: any) => s.name), ['example_2']);
     assertOneLineFailure(runCli('repo', 'add-dataset', url, 'pg1'), /dataset 'pg1' already exists/);
     // Undo the newest migration, as if the registry came from an older version.

@@ -125,7 +125,7 @@ describe('removals and repo list --json', () => {
     const vcfText = spawnSync('bgzip', ['-dc', path.join(phase1, 'chr1.vcf.gz')], { encoding: 'utf8' }).stdout;
     const sampleCount = vcfText.split('\n').find((l) => l.startsWith('#CHROM'))!.split('\t').length - 9;
     const rnaRows = fs.readFileSync(kallisto, 'utf8').split('\n').filter(Boolean).length - 1;
-    assert.deepEqual(listed.datasets, [{ id: idOf('ds'), name: 'ds', description: null }]);
+    assert.deepEqual(listed.datasets, [{ id: idOf('ds'), name: 'ds', description: null, beacon_granularity: 'boolean' }]);
     assert.deepEqual(listed.reference_sets[0].id, idOf('NCBI37'));
     assert.equal(listed.reference_sets[0].references, 3);
     assert.deepEqual(listed.variant_sets[0], {

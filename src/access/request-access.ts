@@ -6,10 +6,10 @@
  * working for a request already checked) sees every dataset at `data`, as a server without a policy.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Caller } from './callers.js';
-import { accessLevel } from './decision.js';
+import { ANONYMOUS, type Caller } from './callers.js';
+import { accessLevel, type DatasetForAccess } from './decision.js';
 import type { AccessSnapshot } from './holder.js';
-import { allows, OPEN_LEVEL, type Level } from './levels.js';
+import { allows, type Level } from './levels.js';
 
 export interface RequestAccess {
   readonly snapshot: AccessSnapshot;
@@ -20,30 +20,28 @@ export interface RequestAccess {
 
 const current = new AsyncLocalStorage<RequestAccess>();
 
+/** Outside a request: as without a policy. */
+const NO_POLICY = { policy: null };
+
 /** Runs `answer` as the work of a request of `caller` under `snapshot`. */
 export function runWithAccess<T>(access: RequestAccess, answer: () => T): T {
   return current.run(access, answer);
 }
 
-/** The access of the request being answered, if any. */
-export const requestAccess = (): RequestAccess | undefined => current.getStore();
-
-/** The level the caller of the request being answered has for `dataset`. */
-export function levelInRequest(dataset: string): Level {
-  const access = current.getStore();
-  return access ? accessLevel(access.snapshot, dataset, access.caller) : OPEN_LEVEL;
-}
-
 /**
- * Whether the caller of the request being answered has at least `needed` for `dataset`; when they
- * have, the request's access log line names the dataset. (A hidden dataset is not named: the line
- * then says only what its caller asked for.)
+ * The level the caller of the request being answered has for `dataset` (a name, or a name with its
+ * Beacon granularity). A dataset that exists for the caller is named by the request's access log line.
  */
-export function mayHave(dataset: string, needed: Level): boolean {
-  const allowed = allows(levelInRequest(dataset), needed);
-  if (allowed) current.getStore()?.datasets.add(dataset);
-  return allowed;
+export function levelInRequest(dataset: string | DatasetForAccess): Level {
+  const access = current.getStore();
+  const asked = typeof dataset === 'string' ? { name: dataset } : dataset;
+  const level = accessLevel(access?.snapshot ?? NO_POLICY, asked, access?.caller ?? ANONYMOUS);
+  if (level !== 'none') access?.datasets.add(asked.name);
+  return level;
 }
+
+/** Whether the caller of the request being answered has at least `needed` for `dataset`. */
+export const mayHave = (dataset: string | DatasetForAccess, needed: Level): boolean => allows(levelInRequest(dataset), needed);
 
 /**
  * The rows of a keyset page (pageSize + 1 of them, the one more saying that more follow) whose

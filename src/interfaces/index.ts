@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../areas/area.js';
 import type { Route } from '../http/router.js';
+import { beaconInterface } from './beacon/index.js';
 import { htsgetInterface } from './htsget/index.js';
 import { refgetRoutes } from './refget/index.js';
 
@@ -21,6 +22,7 @@ export interface Interface {
 export const interfaces: Interface[] = [
   htsgetInterface,
   { name: 'refget', routes: refgetRoutes },
+  beaconInterface,
   // Loaded when a server starts, not for every command line.
   { name: 'files', routes: async (app) => (await import('./files/index.js')).filesRoutes(app) },
 ];

@@ -98,7 +98,7 @@ const DECODED_LONGEST = 256;
  * about what it names: anything but an array of the kind's names (and tag) is a 404 naming the id.
  */
 export function decodeId(id: string, kind: IdKind): readonly string[] {
-  const names = namesOf(id, kind);
+  const names = namesOfId(id, kind);
   if (names === undefined) throw notFound(kind.label, id);
   // Where every dataset-scoped id is resolved, before any registry or file read: records of a dataset
   // below `record` for the request's caller do not exist for them, so the id answers what an unknown
@@ -112,12 +112,8 @@ export function decodeId(id: string, kind: IdKind): readonly string[] {
  * an id of nothing here (a foreign IRI, another kind's id) matches nothing rather than being a 404.
  */
 export function namesOfId(id: string, kind: IdKind): readonly string[] | undefined {
-  const names = namesOf(id, kind);
-  if (names === undefined || kind.global) return names;
-  return mayHave(names[0], 'record') ? names : undefined;
-}
-
-function namesOf(id: string, kind: IdKind): readonly string[] | undefined {
+  // Not checked against the access policy: callers match what it names only inside a scope decided
+  // already (a set whose id decodeId resolved, the datasets Beacon reached).
   const names = decoded.get(id) ?? decodeNames(id);
   return names !== undefined && names.length === kind.parts && (kind.tag === undefined || names[1] === kind.tag) ? names : undefined;
 }
@@ -155,7 +151,7 @@ function decodeNames(id: string): readonly string[] | undefined {
 export function checkedBeforeHandOff(ids: ReadonlyArray<unknown>, kind: IdKind, field?: string): void {
   for (const id of ids) {
     // Not an id of this kind: the work answers it as it does without a policy.
-    const names = typeof id === 'string' ? namesOf(id, kind) : undefined;
+    const names = typeof id === 'string' ? namesOfId(id, kind) : undefined;
     if (names === undefined || kind.global || mayHave(names[0], 'record')) continue;
     const error = notFound(kind.label, id as string);
     throw field ? new GAException('notFound', `${error.message} (field '${field}')`) : error;

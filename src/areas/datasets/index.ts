@@ -3,7 +3,16 @@ import { attributesFromJson } from '../../cli/attributes.js';
 import { action, say } from '../../cli/output.js';
 import { pageReply, recordReply } from '../../protocol/reply.js';
 import type { Area, CommandContext } from '../area.js';
-import { addDataset, listDatasets, datasetMigrations, removeDataset, requireDatasetToRemove } from './store.js';
+import {
+  addDataset,
+  BEACON_GRANULARITIES,
+  DEFAULT_BEACON_GRANULARITY,
+  listDatasets,
+  datasetMigrations,
+  removeDataset,
+  requireDatasetToRemove,
+  setBeaconGranularity,
+} from './store.js';
 
 export const datasetsArea: Area = {
   name: 'datasets',
@@ -36,11 +45,24 @@ export const datasetsArea: Area = {
       .argument('<name>', 'dataset name')
       .option('--description <text>', 'free-text description')
       .option('--attributes <json>', 'attributes: {"key": "value" or [values]}, or the wire form {"attr": {...}}')
+      .option('--beacon-granularity <level>', `the most Beacon answers of it to anyone: ${BEACON_GRANULARITIES.join(', ')}`, DEFAULT_BEACON_GRANULARITY)
       .action(
-        action(async (location: string, name: string, opts: { description?: string; attributes?: string }) => {
+        action(async (location: string, name: string, opts: { description?: string; attributes?: string; beaconGranularity: string }) => {
           const attributes = opts.attributes === undefined ? undefined : attributesFromJson(opts.attributes);
-          await withRegistry(location, (registry) => addDataset(registry, name, opts.description, attributes));
-          say(`added dataset '${name}'`);
+          await withRegistry(location, (registry) => addDataset(registry, name, opts.description, attributes, opts.beaconGranularity));
+          say(`added dataset '${name}' (Beacon granularity ${opts.beaconGranularity})`);
+        }),
+      );
+    repo
+      .command('set-beacon-granularity')
+      .description('change the most Beacon answers of a dataset to anyone: whether a record exists, how many, or the records')
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<dataset>', 'dataset name')
+      .argument('<level>', BEACON_GRANULARITIES.join(', '))
+      .action(
+        action(async (location: string, name: string, level: string) => {
+          await withRegistry(location, (registry) => setBeaconGranularity(registry, name, level));
+          say(`dataset '${name}' now answers Beacon queries up to ${level}`);
         }),
       );
     repo
@@ -66,6 +88,12 @@ export const datasetsArea: Area = {
   async inventory(registry) {
     const { datasetId } = await import('./service.js');
     const rows = await listDatasets(registry, undefined, Number.MAX_SAFE_INTEGER);
-    return [{ title: 'Datasets', columns: ['id', 'name', 'description'], rows: rows.map((r) => [datasetId(r.name), r.name, r.description]) }];
+    return [
+      {
+        title: 'Datasets',
+        columns: ['id', 'name', 'description', 'beacon granularity'],
+        rows: rows.map((r) => [datasetId(r.name), r.name, r.description, r.beacon_granularity]),
+      },
+    ];
   },
 };

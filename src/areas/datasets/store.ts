@@ -1,5 +1,5 @@
 /** Datasets in the registry: the table, its migration and its queries. */
-import type { Kysely, Selectable } from 'kysely';
+import type { ColumnType, Kysely, Selectable } from 'kysely';
 import { sortableText, type Migration } from '../../registry/migrations.js';
 import type { AttributesRecord } from '../../protocol/common.js';
 import type { Registry } from '../../registry/registry.js';
@@ -12,9 +12,18 @@ export interface DatasetTables {
     description: string | null;
     /** JSON of the Attributes given with --attributes, or null. */
     attributes: string | null;
+    /** The most a Beacon answers of it to anyone: 'boolean', 'count' or 'record' (--beacon-granularity); 'boolean' when not given. */
+    beacon_granularity: ColumnType<BeaconGranularity, BeaconGranularity | undefined, BeaconGranularity>;
     created_at: string;
   };
 }
+
+/** What a Beacon may say of a dataset, least first: whether a record exists, how many, the records. */
+export const BEACON_GRANULARITIES = ['boolean', 'count', 'record'] as const;
+export type BeaconGranularity = (typeof BEACON_GRANULARITIES)[number];
+export const DEFAULT_BEACON_GRANULARITY: BeaconGranularity = 'boolean';
+
+export const isBeaconGranularity = (value: unknown): value is BeaconGranularity => (BEACON_GRANULARITIES as readonly unknown[]).includes(value);
 
 // The registry's Database type holds every area's tables: these are this area's.
 declare module '../../registry/schema.js' {
@@ -41,12 +50,34 @@ export const datasetMigrations: Migration[] = [
       await db.schema.alterTable('dataset').addColumn('attributes', 'text').execute();
     },
   },
+  {
+    version: 60,
+    name: 'dataset beacon granularity',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('dataset')
+        .addColumn('beacon_granularity', 'text', (c) => c.notNull().defaultTo(DEFAULT_BEACON_GRANULARITY))
+        .execute();
+    },
+  },
 ];
 
-export type DatasetRow = DatasetTables['dataset'];
+export type DatasetRow = Selectable<DatasetTables['dataset']>;
 
-export async function addDataset(registry: Registry, name: string, description?: string, attributes?: AttributesRecord): Promise<void> {
+function checkedGranularity(value: string): BeaconGranularity {
+  if (!isBeaconGranularity(value)) throw new UserError(`a Beacon granularity is one of ${BEACON_GRANULARITIES.join(', ')}, not '${value}'`);
+  return value;
+}
+
+export async function addDataset(
+  registry: Registry,
+  name: string,
+  description?: string,
+  attributes?: AttributesRecord,
+  beaconGranularity: string = DEFAULT_BEACON_GRANULARITY,
+): Promise<void> {
   if (!name.trim()) throw new UserError('a dataset name must not be empty');
+  const granularity = checkedGranularity(beaconGranularity);
   await registry.db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('dataset').select('name').where('name', '=', name).executeTakeFirst();
     if (existing) throw new UserError(`dataset '${name}' already exists in ${registry.location}`);
@@ -56,6 +87,7 @@ export async function addDataset(registry: Registry, name: string, description?:
         name,
         description: description ?? null,
         attributes: attributes ? JSON.stringify(attributes) : null,
+        beacon_granularity: granularity,
         created_at: new Date().toISOString(),
       })
       .execute();
@@ -77,6 +109,13 @@ export async function listDatasets(registry: Registry, after: string | undefined
   let q = registry.db.selectFrom('dataset').selectAll().orderBy('name').limit(limit);
   if (after !== undefined) q = q.where('name', '>', after);
   return q.execute();
+}
+
+/** Changes what a Beacon may answer of a dataset (`repo set-beacon-granularity`). */
+export async function setBeaconGranularity(registry: Registry, name: string, beaconGranularity: string): Promise<void> {
+  const granularity = checkedGranularity(beaconGranularity);
+  const result = await registry.db.updateTable('dataset').set({ beacon_granularity: granularity }).where('name', '=', name).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new UserError(`no dataset '${name}' in ${registry.location}`);
 }
 
 /** The dataset `remove-dataset` names, or a UserError when there is none. */

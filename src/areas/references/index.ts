@@ -7,7 +7,7 @@ import type { Area, CommandContext, InventoryValue } from '../area.js';
 import { UserError } from '../../user-error.js';
 import type { DictionaryOptions } from './loader.js';
 import type { BasesPage, BasesRequest } from './messages.js';
-import { listReferences, listReferenceSets, referenceMigrations, removeReferenceSet } from './store.js';
+import { listAssemblyAliases, listReferences, listReferenceSets, referenceMigrations, removeAssemblyAlias, removeReferenceSet, setAssemblyAliases } from './store.js';
 
 /**
  * ListReferenceBasesResponse with the bases written into the JSON as the bytes read from the file:
@@ -158,6 +158,28 @@ export const referencesArea: Area = {
           say(`removed reference set '${name}'`);
         }),
       );
+    repo
+      .command('set-assembly-aliases')
+      .description('name spellings of one assembly (GRCh37 hg19 hs37d5): a Beacon assemblyId of one reaches reference sets whose assembly id is another')
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<names...>', 'two or more names of the assembly; they join any group one of them is in')
+      .action(
+        action(async (location: string, names: string[]) => {
+          const group = await withRegistry(location, (registry) => setAssemblyAliases(registry, names));
+          say(`assembly aliases: ${group.join(', ')}`);
+        }),
+      );
+    repo
+      .command('remove-assembly-alias')
+      .description('take a name out of its group of assembly aliases')
+      .argument('<registry>')
+      .argument('<name>')
+      .action(
+        action(async (location: string, name: string) => {
+          await withRegistry(location, (registry) => removeAssemblyAlias(registry, name));
+          say(`removed assembly alias '${name}'`);
+        }),
+      );
   },
 
   async inventory(registry) {
@@ -168,7 +190,12 @@ export const referencesArea: Area = {
       const refs = await listReferences(registry, { referenceSetName: set.name }, undefined);
       rows.push([referenceSetId(set.name), set.name, refs.length, set.assembly_id, set.md5checksum || null, set.fasta_path || null, set.dictionary_path]);
     }
-    return [{ title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta', 'dictionary'], rows }];
+    const aliases = await listAssemblyAliases(registry);
+    const groups = [...new Set(aliases.map((a) => a.assembly_group))].map((group) => [aliases.filter((a) => a.assembly_group === group).map((a) => a.name)]);
+    return [
+      { title: 'Reference sets', columns: ['id', 'name', 'references', 'assembly', 'md5checksum', 'fasta', 'dictionary'], rows },
+      { title: 'Assembly aliases', columns: ['names'], rows: groups },
+    ];
   },
 
   async check(registry, options) {

@@ -42,6 +42,16 @@ export interface ReferenceTables {
     reference_name: string;
     accession: string;
   };
+  /**
+   * Names of one assembly (`repo set-assembly-aliases`: GRCh37, hg19, hs37d5): a query naming any of
+   * them reaches the reference sets whose assembly id is another. Each name is in one group at most.
+   */
+  assembly_alias: {
+    /** As the operator spelt it; matched ignoring case. */
+    name: string;
+    /** The group's first name when it was made: what ties the names together. */
+    assembly_group: string;
+  };
 }
 
 // The registry's Database type holds every area's tables: these are this area's.
@@ -122,6 +132,17 @@ export const referenceMigrations: Migration[] = [
       await db.schema.alterTable('reference_set').addColumn('dictionary_path', 'text').execute();
       await db.schema.createIndex('reference_sha512t24u').on('reference').column('sha512t24u').execute();
       await fillDigests(db, context);
+    },
+  },
+  {
+    version: 61,
+    name: 'assembly aliases',
+    async up(db: Kysely<any>, dialect) {
+      await db.schema
+        .createTable('assembly_alias')
+        .addColumn('name', sortableText(dialect), (c) => c.primaryKey())
+        .addColumn('assembly_group', 'text', (c) => c.notNull())
+        .execute();
     },
   },
 ];
@@ -274,6 +295,41 @@ export async function referenceAccessions(registry: Registry, setName: string, n
     .execute();
   for (const r of rows) out.get(r.reference_name)?.push(r.accession);
   return out;
+}
+
+export type AssemblyAliasRow = ReferenceTables['assembly_alias'];
+
+export async function listAssemblyAliases(registry: Registry): Promise<AssemblyAliasRow[]> {
+  return registry.db.selectFrom('assembly_alias').selectAll().orderBy('assembly_group').orderBy('name').execute();
+}
+
+/**
+ * Makes `names` spellings of one assembly: with the names already in a group with any of them, they
+ * become one group. Returns every name of the group, in order.
+ */
+export async function setAssemblyAliases(registry: Registry, names: string[]): Promise<string[]> {
+  const given = [...new Set(names.map((n) => n.trim()))];
+  if (given.length < 2 || given.some((n) => n === '')) throw new UserError('name at least two spellings of one assembly, none of them empty');
+  return registry.db.transaction().execute(async (trx) => {
+    const all = await trx.selectFrom('assembly_alias').selectAll().execute();
+    const lower = new Set(given.map((n) => n.toLowerCase()));
+    const groups = new Set(all.filter((r) => lower.has(r.name.toLowerCase())).map((r) => r.assembly_group));
+    const members = new Map<string, string>(all.filter((r) => groups.has(r.assembly_group)).map((r) => [r.name.toLowerCase(), r.name]));
+    for (const name of given) if (!members.has(name.toLowerCase())) members.set(name.toLowerCase(), name);
+    const group = [...groups].sort()[0] ?? given[0];
+    const names = [...members.values()];
+    await trx.deleteFrom('assembly_alias').where('name', 'in', names).execute();
+    await trx.insertInto('assembly_alias').values(names.map((name) => ({ name, assembly_group: group }))).execute();
+    return names.sort();
+  });
+}
+
+/** Takes a name out of its group of aliases. */
+export async function removeAssemblyAlias(registry: Registry, name: string): Promise<void> {
+  const all = await listAssemblyAliases(registry);
+  const row = all.find((r) => r.name.toLowerCase() === name.toLowerCase());
+  if (!row) throw new UserError(`'${name}' is no assembly alias in ${registry.location}`);
+  await registry.db.deleteFrom('assembly_alias').where('name', '=', row.name).execute();
 }
 
 export async function removeReferenceSet(registry: Registry, name: string): Promise<void> {

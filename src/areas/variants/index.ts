@@ -4,7 +4,18 @@ import { checkedBeforeHandOff, IdKinds } from '../../protocol/ids.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
 import type { VariantSetOptions } from './loader.js';
-import { listCallSets, listVariantSetAlternateFiles, listVariantSetFiles, listVariantSets, removeVariantSet, variantMigrations } from './store.js';
+import {
+  listBeaconFrequencies,
+  listCallSets,
+  listVariantSetAlternateFiles,
+  listVariantSetFiles,
+  listVariantSets,
+  removeBeaconFrequencies,
+  removeVariantSet,
+  setBeaconFrequencies,
+  variantMigrations,
+} from './store.js';
+import { UserError } from '../../user-error.js';
 
 export const variantsArea: Area = {
   name: 'variants',
@@ -119,6 +130,41 @@ export const variantsArea: Area = {
           say(`removed variant set '${name}' from dataset '${dataset}'`);
         }),
       );
+    repo
+      .command('set-beacon-frequencies')
+      .description("name the INFO fields of a variant set that hold allele frequencies, and their populations, for Beacon's frequencyInPopulations")
+      .argument('<registry>', 'registry file or postgres:// URL')
+      .argument('<dataset>')
+      .argument('<name>', 'the variant set')
+      .argument('<fields...>', 'FIELD=POPULATION, e.g. AF=All EAS_AF="East Asian"')
+      .requiredOption('--source <text>', 'the study the frequencies come from, e.g. "1000 Genomes Project phase 3"')
+      .requiredOption('--source-reference <url>', 'where the study is described')
+      .option('--source-version <text>', 'the version of the study')
+      .action(
+        action(async (location: string, dataset: string, name: string, given: string[], opts: { source: string; sourceReference: string; sourceVersion?: string }) => {
+          const fields = given.map((text): [string, string] => {
+            const eq = text.indexOf('=');
+            if (eq <= 0 || eq === text.length - 1) throw new UserError(`'${text}' is not FIELD=POPULATION`);
+            return [text.slice(0, eq), text.slice(eq + 1)];
+          });
+          await withRegistry(location, (registry) =>
+            setBeaconFrequencies(registry, dataset, name, { fields, source: opts.source, sourceReference: opts.sourceReference, version: opts.sourceVersion }),
+          );
+          say(`variant set '${name}' of dataset '${dataset}': Beacon frequencies from ${fields.map(([f, p]) => `${f} (${p})`).join(', ')}`);
+        }),
+      );
+    repo
+      .command('remove-beacon-frequencies')
+      .description('stop answering frequencyInPopulations for a variant set')
+      .argument('<registry>')
+      .argument('<dataset>')
+      .argument('<name>')
+      .action(
+        action(async (location: string, dataset: string, name: string) => {
+          await withRegistry(location, (registry) => removeBeaconFrequencies(registry, dataset, name));
+          say(`variant set '${name}' of dataset '${dataset}': no Beacon frequencies`);
+        }),
+      );
   },
 
   async inventory(registry) {
@@ -138,9 +184,18 @@ export const variantsArea: Area = {
       a.ordinal,
       a.path,
     ]);
+    const frequencies = (await listBeaconFrequencies(registry)).map((f) => [
+      variantSetId(f.dataset_name, f.variant_set_name),
+      f.dataset_name,
+      f.variant_set_name,
+      f.info_field,
+      f.population,
+      f.source,
+    ]);
     return [
       { title: 'Variant sets', columns: ['id', 'dataset', 'name', 'reference set', 'files', 'call sets', 'contigs'], rows },
       { title: 'Variant set alternates', columns: ['id', 'dataset', 'name', 'format', 'file', 'path'], rows: alternates },
+      { title: 'Variant set Beacon frequencies', columns: ['id', 'dataset', 'name', 'info field', 'population', 'source'], rows: frequencies },
     ];
   },
 

@@ -54,6 +54,9 @@ import {
 
 export const variantSetId = (datasetName: string, name: string) => encodeId([datasetName, 'vs', name]);
 export const callSetId = (datasetName: string, setName: string, sample: string) => encodeId([datasetName, 'vs', setName, sample]);
+/** A variant's id: its line's reference, 0-based start and the digest of its REF and ALT (alleleDigest). */
+export const variantId = (datasetName: string, setName: string, referenceName: string, start: number, digest: string) =>
+  encodeId([datasetName, 'vs', setName, referenceName, String(start), digest]);
 
 export type { JsonStream } from '../../protocol/reply.js';
 

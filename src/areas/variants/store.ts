@@ -63,6 +63,21 @@ export interface VariantTables {
     ordinal: number;
     name: string;
   };
+  /**
+   * The INFO fields of a set that hold allele frequencies in a population (`repo
+   * set-beacon-frequencies`: AF for everyone, EAS_AF for East Asians), which Beacon answers as
+   * `frequencyInPopulations`, and the study they come from.
+   */
+  variant_set_beacon_frequency: {
+    dataset_name: string;
+    variant_set_name: string;
+    info_field: string;
+    population: string;
+    /** The study, its URL and version: one per set, repeated on each row. */
+    source: string;
+    source_reference: string;
+    version: string | null;
+  };
 }
 
 // The registry's Database type holds every area's tables: these are this area's.
@@ -136,6 +151,24 @@ export const variantMigrations: Migration[] = [
     async up(db: Kysely<any>) {
       await db.schema.alterTable('variant_set_file').addColumn('format', 'text', (c) => c.notNull().defaultTo('VCF')).execute();
       await db.schema.alterTable('variant_set_file').addColumn('reference_names', 'text').execute();
+    },
+  },
+  {
+    version: 62,
+    name: 'variant set beacon frequencies',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('variant_set_beacon_frequency')
+        .addColumn('dataset_name', 'text', (c) => c.notNull())
+        .addColumn('variant_set_name', 'text', (c) => c.notNull())
+        .addColumn('info_field', 'text', (c) => c.notNull())
+        .addColumn('population', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('source_reference', 'text', (c) => c.notNull())
+        .addColumn('version', 'text')
+        .addPrimaryKeyConstraint('variant_set_beacon_frequency_pk', [...setKey, 'info_field'])
+        .addForeignKeyConstraint('variant_set_beacon_frequency_set', [...setKey], 'variant_set', ['dataset_name', 'name'], (fk) => fk.onDelete('cascade'))
+        .execute();
     },
   },
 ];
@@ -251,6 +284,62 @@ export async function getCallSetRow(registry: Registry, datasetName: string, set
     .where('variant_set_name', '=', setName)
     .where('name', '=', name)
     .executeTakeFirst();
+}
+
+export type BeaconFrequencyRow = VariantTables['variant_set_beacon_frequency'];
+
+/** The frequency fields of one set (or of every set), in (dataset, set, field) order. */
+export async function listBeaconFrequencies(registry: Registry, set?: { datasetName: string; name: string }): Promise<BeaconFrequencyRow[]> {
+  let q = registry.db.selectFrom('variant_set_beacon_frequency').selectAll().orderBy('dataset_name').orderBy('variant_set_name').orderBy('info_field');
+  if (set) q = q.where('dataset_name', '=', set.datasetName).where('variant_set_name', '=', set.name);
+  return q.execute();
+}
+
+export interface BeaconFrequencies {
+  /** INFO field -> population. */
+  fields: Array<[string, string]>;
+  source: string;
+  sourceReference: string;
+  version?: string;
+}
+
+/**
+ * Replaces the frequency fields of a set. Each must be an INFO field its header declares as one
+ * Float per alternate allele (Number=A), or one Float (Number=1) for a set of biallelic lines.
+ */
+export async function setBeaconFrequencies(registry: Registry, datasetName: string, name: string, frequencies: BeaconFrequencies): Promise<void> {
+  const row = await getVariantSetRow(registry, datasetName, name);
+  if (!row) throw new UserError(`no variant set '${name}' in dataset '${datasetName}' of ${registry.location}`);
+  const declared = new Map((JSON.parse(row.metadata) as Array<{ key: string; type?: string; number?: string }>).map((m) => [m.key, m]));
+  for (const [field] of frequencies.fields) {
+    const info = declared.get(`INFO.${field}`);
+    if (!info) throw new UserError(`variant set '${name}' declares no INFO field '${field}' in its header`);
+    if (info.type !== 'Float' || (info.number !== 'A' && info.number !== '1')) {
+      throw new UserError(`INFO field '${field}' of variant set '${name}' is Number=${info.number} Type=${info.type}; an allele frequency is Number=A (or 1) Type=Float`);
+    }
+  }
+  await registry.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('variant_set_beacon_frequency').where('dataset_name', '=', datasetName).where('variant_set_name', '=', name).execute();
+    await trx
+      .insertInto('variant_set_beacon_frequency')
+      .values(
+        frequencies.fields.map(([info_field, population]) => ({
+          dataset_name: datasetName,
+          variant_set_name: name,
+          info_field,
+          population,
+          source: frequencies.source,
+          source_reference: frequencies.sourceReference,
+          version: frequencies.version ?? null,
+        })),
+      )
+      .execute();
+  });
+}
+
+export async function removeBeaconFrequencies(registry: Registry, datasetName: string, name: string): Promise<void> {
+  const result = await registry.db.deleteFrom('variant_set_beacon_frequency').where('dataset_name', '=', datasetName).where('variant_set_name', '=', name).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new UserError(`variant set '${name}' of dataset '${datasetName}' has no Beacon frequency fields`);
 }
 
 export async function removeVariantSet(registry: Registry, datasetName: string, name: string): Promise<void> {
