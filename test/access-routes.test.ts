@@ -61,9 +61,12 @@ let log = '';
 
 before(async () => {
   const { location, registry } = await newRegistry(dir);
-  await addDataset(registry, 'open');
-  await addDataset(registry, 'cohort');
   await addHeaderReferenceSet(location, 'spec', VCF);
+  // Beacon answers records of both; of a third, open to all by the policy, Beacon says only whether.
+  await addDataset(registry, 'open', undefined, undefined, 'record');
+  await addDataset(registry, 'cohort', undefined, undefined, 'record');
+  await addDataset(registry, 'capped', undefined, undefined, 'boolean');
+  await loadVariantSet(registry, 'capped', [VCF], { referenceset: 'spec', name: 'calls' });
   await addHeaderReferenceSet(location, 'hs37d5', BAM);
   for (const dataset of ['open', 'cohort']) {
     await loadVariantSet(registry, dataset, [VCF], { referenceset: 'spec', name: 'calls' });
@@ -152,12 +155,13 @@ describe('access policy in the routes', () => {
       const r = await call('POST', '/datasets/search', headers, {});
       assert.equal(r.status, 200, r.text);
       const names = r.json.datasets.map((d: { name: string }) => d.name).sort();
-      assert.deepEqual(names, atLeast(level, 'record') ? ['cohort', 'open'] : ['open'], who);
+      assert.deepEqual(names, atLeast(level, 'record') ? ['capped', 'cohort', 'open'] : ['capped', 'open'], who);
     }
     // Pages stay full when hidden datasets fall between them.
-    const paged = await call('POST', '/datasets/search', {}, { pageSize: 1 });
-    assert.deepEqual(paged.json.datasets.map((d: { name: string }) => d.name), ['open']);
-    assert.equal(paged.json.nextPageToken, undefined);
+    const first = await call('POST', '/datasets/search', {}, { pageSize: 1 });
+    const second = await call('POST', '/datasets/search', {}, { pageSize: 1, pageToken: first.json.nextPageToken });
+    assert.deepEqual([...first.json.datasets, ...second.json.datasets].map((d: { name: string }) => d.name), ['capped', 'open']);
+    assert.equal(second.json.nextPageToken, undefined);
   });
 
   it('searches across every dataset leave out the rows of datasets below record, pages kept full', async () => {
@@ -264,6 +268,40 @@ describe('access policy in the routes', () => {
           const expected = m ? bam.subarray(Number(m[1]), Number(m[2]) + 1) : bam;
           assert.ok(Buffer.from(await data.arrayBuffer()).equals(expected), `${who}: the bytes of ${dataUrl}`);
         }
+      }
+    }
+  });
+
+  it('Beacon: result sets of hidden datasets left out; granularity the lowest of asked, the caller\'s level and the dataset\'s', async () => {
+    const query = (granularity: string, datasetIds = ['open', 'cohort']) => ({
+      meta: { apiVersion: 'v2.0' },
+      query: { requestedGranularity: granularity, requestParameters: { datasetIds, g_variant: { referenceName: '20', start: [0], end: [100_000_000] } } },
+    });
+    for (const { who, headers, level } of await callers()) {
+      const r = await call('POST', '/beacon/g_variants', headers, query('record'));
+      assert.equal(r.status, 200, `${who}: ${r.text}`);
+      const sets = new Map<string, any>(r.json.response.resultSets.map((set: { id: string }) => [set.id, set]));
+      assert.deepEqual([...sets.keys()].sort(), level === 'none' ? ['open'] : ['cohort', 'open'], who);
+      // The open dataset holds the same file: its records say what the others may be told of.
+      const open = sets.get('open');
+      assert.equal(open.info.returnedGranularity, 'record');
+      assert.ok(open.results.length > 0);
+      // A dataset every caller may have, whose Beacon granularity is boolean.
+      const capped = await call('POST', '/beacon/g_variants', headers, query('record', ['capped']));
+      assert.equal(capped.json.meta.returnedGranularity, 'boolean', who);
+      assert.deepEqual(capped.json.responseSummary, { exists: true }, who);
+      if (level !== 'none') {
+        const cohort = sets.get('cohort');
+        const expected = atLeast(level, 'record') ? 'record' : level;
+        assert.equal(cohort.info.returnedGranularity, expected, who);
+        if (expected === 'record') assert.deepEqual(cohort.results.map((v: { variation: unknown }) => v.variation), open.results.map((v: { variation: unknown }) => v.variation), who);
+        else {
+          assert.equal(cohort.results.length, 0, who);
+          assert.equal(cohort.resultsCount, open.resultsCount, who);
+        }
+        // What was asked caps it too.
+        const asked = await call('POST', '/beacon/g_variants', headers, query('boolean'));
+        assert.deepEqual(asked.json.responseSummary, { exists: true }, who);
       }
     }
   });
