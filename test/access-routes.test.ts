@@ -137,6 +137,7 @@ describe('access policy in the routes', () => {
       ['/datasets/search', 'POST', {}, (j) => assert.equal(typeof j.errorCode, 'number')],
       [`/htsget/variants/${setId('open')}`, 'GET', undefined, (j) => assert.equal(j.htsget.error, 'InvalidAuthentication')],
       ['/refget/sequence/service-info', 'GET', undefined, (j) => assert.equal(j.error, 'Unauthorized')],
+      ['/beacon/datasets', 'GET', undefined, (j) => assert.equal(j.error.errorCode, 401)],
     ];
     for (const [p, method, body, form] of forms) {
       for (const headers of [bearer(expired), bearer('ga4gh_notakeyofthisserver'), { authorization: 'Basic YWxpY2U6c2VjcmV0' }]) {
