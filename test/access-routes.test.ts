@@ -313,6 +313,27 @@ describe('access policy in the routes', () => {
     assert.equal((await call('GET', '/refget/sequence/service-info')).status, 200);
   });
 
+  it('a 404 for a hidden dataset takes as long as one for an unknown id (200 requests each, interleaved)', async () => {
+    const hidden = `/variantsets/${setId('cohort')}`;
+    const unknown = `/variantsets/${setId('nosuch')}`;
+    const times: Record<string, number[]> = { [hidden]: [], [unknown]: [] };
+    for (let i = 0; i < 220; i++) {
+      for (const p of i % 2 ? [hidden, unknown] : [unknown, hidden]) {
+        const started = process.hrtime.bigint();
+        const r = await fetch(url + p);
+        await r.arrayBuffer();
+        assert.equal(r.status, 404);
+        // The first requests warm connections and caches.
+        if (i >= 20) times[p].push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+    const [h, u] = [median(times[hidden]), median(times[unknown])];
+    console.log(`median 404: hidden ${h.toFixed(3)} ms, unknown ${u.toFixed(3)} ms`);
+    // Within noise: a loaded machine moves both by far more than the difference allowed here.
+    assert.ok(Math.abs(h - u) < Math.max(0.15, 0.1 * Math.max(h, u)), `hidden ${h} ms against unknown ${u} ms`);
+  });
+
   it('access log lines name the caller and the dataset', async () => {
     await call('GET', `/variantsets/${setId('cohort')}`, bearer(await login.token('alice')));
     await call('GET', `/variantsets/${setId('cohort')}?key=${pipeline.key}`);

@@ -20,6 +20,14 @@ export interface RequestAccess {
 
 const current = new AsyncLocalStorage<RequestAccess>();
 
+/**
+ * The dataset a dataset-scoped id of a dataset hidden from the caller resolves to: a name no dataset
+ * can have (`repo add-dataset` refuses names that are only whitespace). The services then look it up
+ * and find nothing, as they do for an id of nothing registered, so both answer the same 404 in the
+ * same time.
+ */
+export const NO_DATASET = ' ';
+
 /** Outside a request: as without a policy. */
 const NO_POLICY = { policy: null };
 
@@ -35,6 +43,7 @@ export function runWithAccess<T>(access: RequestAccess, answer: () => T): T {
 export function levelInRequest(dataset: string | DatasetForAccess): Level {
   const access = current.getStore();
   const asked = typeof dataset === 'string' ? { name: dataset } : dataset;
+  if (asked.name === NO_DATASET) return 'none';
   const level = accessLevel(access?.snapshot ?? NO_POLICY, asked, access?.caller ?? ANONYMOUS);
   if (level !== 'none') access?.datasets.add(asked.name);
   return level;

@@ -2,7 +2,7 @@
  * Ids are the URL-safe base64 (no padding) of the compact UTF-8 JSON of an array of local names, e.g.
  * a reference is `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
  */
-import { mayHave } from '../access/request-access.js';
+import { mayHave, NO_DATASET } from '../access/request-access.js';
 import { GAException, notFound } from './errors.js';
 
 export interface IdKind {
@@ -101,9 +101,10 @@ export function decodeId(id: string, kind: IdKind): readonly string[] {
   const names = namesOfId(id, kind);
   if (names === undefined) throw notFound(kind.label, id);
   // Where every dataset-scoped id is resolved, before any registry or file read: records of a dataset
-  // below `record` for the request's caller do not exist for them, so the id answers what an unknown
-  // id answers (a 403 would tell a dataset the registry holds from one it does not).
-  if (!kind.global && !mayHave(names[0], 'record')) throw notFound(kind.label, id);
+  // below `record` for the request's caller do not exist for them, so the id must answer what an
+  // unknown id answers, body and time alike (a 403 would tell a dataset the registry holds from one it
+  // does not). It is resolved into a dataset that cannot exist, whose lookup finds nothing.
+  if (!kind.global && !mayHave(names[0], 'record')) return [NO_DATASET, ...names.slice(1)];
   return names;
 }
 
