@@ -18,6 +18,7 @@ import { loadVariantSet } from '../src/areas/variants/loader.js';
 import { startServer } from '../src/app.js';
 import { defaultServerConfig } from '../src/config.js';
 import { TestIssuer } from './access-issuer.js';
+import { chromiumMissing, launchChromium } from './chromium.js';
 import { addHeaderReferenceSet } from './htsget-fixture.js';
 import { atEnd, idOf, newRegistry, tempDir, TESTDATA, toResult, type HttpResult } from './helpers.js';
 
@@ -332,6 +333,23 @@ describe('access policy in the routes', () => {
     console.log(`median 404: hidden ${h.toFixed(3)} ms, unknown ${u.toFixed(3)} ms`);
     // Within noise: a loaded machine moves both by far more than the difference allowed here.
     assert.ok(Math.abs(h - u) < Math.max(0.15, 0.1 * Math.max(h, u)), `hidden ${h} ms against unknown ${u} ms`);
+  });
+
+  it('the web page: a pasted token is kept in the tab and shows what its caller may read', { skip: chromiumMissing }, async () => {
+    const browser = await launchChromium();
+    atEnd(() => browser.close());
+    const page = await browser.newPage();
+    await page.goto(`${url}/`);
+    const caller = () => page.locator('#caller').textContent({ timeout: 15_000 });
+    // Anonymous: the datasets that default opens, not the controlled one.
+    assert.match((await caller()) ?? '', /^Without a token you may read the records of 2 datasets: capped, open$/);
+    await page.fill('#token-form input', await login.token('alice'));
+    await Promise.all([page.waitForEvent('load'), page.click('#token-form button[type=submit]')]);
+    assert.match((await caller()) ?? '', /^With your token you may read the records of 3 datasets: capped, cohort, open$/);
+    assert.ok(await page.evaluate(() => sessionStorage.getItem('ga4gh-access-token')));
+    await Promise.all([page.waitForEvent('load'), page.click('#token-form button[type=button]')]);
+    assert.match((await caller()) ?? '', /^Without a token/);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('ga4gh-access-token')), null);
   });
 
   it('access log lines name the caller and the dataset', async () => {
