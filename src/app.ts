@@ -51,13 +51,6 @@ export async function startServer(
         )
       : undefined;
   if (pageWorkers) cleanups.push(() => pageWorkers.close());
-  const app: AppContext = {
-    registry,
-    config,
-    pageWorkers,
-    areaNames: areas.map((a) => a.name),
-    onClose: (fn) => cleanups.push(fn),
-  };
   try {
     // Read and checked before any route exists: a policy that fails its checks stops the start.
     const access = await AccessPolicyHolder.start({
@@ -66,10 +59,18 @@ export async function startServer(
       log: logLine,
     });
     cleanups.push(() => access.close());
+    const app: AppContext = {
+      registry,
+      config,
+      pageWorkers,
+      access,
+      areaNames: areas.map((a) => a.name),
+      onClose: (fn) => cleanups.push(fn),
+    };
     const areaRoutes = await routesOfAreas(app);
     // The web page and API docs describe the 0.6.0a10 areas; the other interfaces have specifications of their own.
     const routes = [...areaRoutes.flatMap((a) => a.routes), ...(await routesOfInterfaces(app)), ...webRoutes(areaRoutes)];
-    const server = await startHttpServer(routes, config, streams);
+    const server = await startHttpServer(routes, config, streams, access);
     return {
       ...server,
       access,

@@ -219,8 +219,8 @@ describe('the access log', () => {
       (process.stderr as any).write = write;
     }
     const [ok, missing] = lines.filter((l) => / (POST|GET) \/datasets/.test(l));
-    assert.match(ok, new RegExp(`^\\S+ 127\\.0\\.0\\.1 POST /datasets/search 200 ${Buffer.byteLength(body)}B [\\d.]+ms\\n$`));
-    assert.match(missing, /^\S+ 127\.0\.0\.1 GET \/datasets\/\S+ 404 \d+B [\d.]+ms\n$/);
-    assert.match(lines.find((l) => / HEAD \/info /.test(l)) ?? '', /^\S+ 127\.0\.0\.1 HEAD \/info 200 0B [\d.]+ms\n$/);
+    assert.match(ok, new RegExp(`^\\S+ 127\\.0\\.0\\.1 POST /datasets/search 200 ${Buffer.byteLength(body)}B [\\d.]+ms - \\S+\\n$`));
+    assert.match(missing, /^\S+ 127\.0\.0\.1 GET \/datasets\/\S+ 404 \d+B [\d.]+ms - nope\n$/);
+    assert.match(lines.find((l) => / HEAD \/info /.test(l)) ?? '', /^\S+ 127\.0\.0\.1 HEAD \/info 200 0B [\d.]+ms - -\n$/);
   });
 });

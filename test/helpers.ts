@@ -140,7 +140,8 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-async function toResult(res: Response): Promise<HttpResult> {
+/** A response read whole: its text, and its JSON when it is some. */
+export async function toResult(res: Response): Promise<HttpResult> {
   const text = await res.text();
   let json: unknown;
   try {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { AccessPolicyHolder } from '../src/access/holder.js';
 import { areas, routesOfAreas } from '../src/areas/index.js';
 import { defaultServerConfig } from '../src/config.js';
 import { EMPTY_SVG, REDOC_LOGO_URL } from '../src/web/index.js';
@@ -37,7 +38,7 @@ describe('GET /openapi.json', () => {
   it('describes every route of every area, each with its own response message and a unique operationId', async () => {
     const { location, registry } = await newRegistry(tempDir());
     const config = defaultServerConfig();
-    const app = { registry, registryLocation: location, config, areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
+    const app = { registry, registryLocation: location, config, access: await AccessPolicyHolder.start({ knownDatasets: async () => new Set(), log: () => {} }), areaNames: areas.map((a) => a.name), onClose: (fn: () => unknown) => void atEnd(fn) };
     const areaRoutes = await routesOfAreas(app);
     const { problems } = buildOpenApiDocument(areaRoutes);
     assert.deepEqual(problems, []);

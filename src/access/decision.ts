@@ -1,43 +1,36 @@
 /**
  * The access decision (DESIGN.md, "Several interfaces over one registry"): one function of a dataset
  * and a caller that says how much of the dataset the caller may learn. Every interface asks it once
- * per dataset per request, before any read that depends on that dataset, and none decides on its own.
+ * per dataset per request, before any read that depends on that dataset, and none decides on its own
+ * (the HTTP layer resolves the caller; request-access.ts carries it and the policy to the interfaces).
  *
- * Today every caller is anonymous and the answer is the dataset's Beacon granularity, as the operator
- * set it (`repo add-dataset --beacon-granularity`, `repo set-beacon-granularity`). Verified callers and
- * policies add kinds of Caller and cases here; the interfaces keep calling the one function.
+ * The level is the one the access policy gives the caller (policy.ts, levelOf; `data` without a
+ * policy). For Beacon it is also capped by the dataset's Beacon granularity, as the operator set it
+ * (`repo add-dataset --beacon-granularity`, `repo set-beacon-granularity`): a Beacon answer is never
+ * finer than either.
  */
-import type { BeaconGranularity } from '../areas/datasets/store.js';
+import type { Caller } from './callers.js';
+import type { AccessSnapshot } from './holder.js';
+import { allows, lower, type Level } from './levels.js';
+import { levelOf } from './policy.js';
 
-/** How much of a dataset a caller may learn: nothing (it does not exist for them), or a Beacon granularity. */
-export type AccessLevel = 'none' | BeaconGranularity;
-
-/** Least first: a level grants every level before it. */
-const ORDER: readonly AccessLevel[] = ['none', 'boolean', 'count', 'record'];
-
-/** Who asks. */
-export type Caller = { kind: 'anonymous' };
-
-export const ANONYMOUS: Caller = { kind: 'anonymous' };
+export { ANONYMOUS, type Caller } from './callers.js';
 
 /** What the decision needs to know of a dataset. */
 export interface DatasetForAccess {
   name: string;
-  beaconGranularity: BeaconGranularity;
+  /** For a Beacon answer: the dataset's Beacon granularity, which caps the level. */
+  beaconGranularity?: Level;
 }
 
-/** The level of `dataset` for `caller`. */
-export function accessLevel(dataset: DatasetForAccess, caller: Caller): AccessLevel {
-  switch (caller.kind) {
-    case 'anonymous':
-      return dataset.beaconGranularity;
-  }
+/** The level of `dataset` for `caller` under the policy of `snapshot`. */
+export function accessLevel(snapshot: Pick<AccessSnapshot, 'policy'>, dataset: DatasetForAccess, caller: Caller): Level {
+  const level = levelOf(snapshot.policy, caller, dataset.name);
+  return dataset.beaconGranularity === undefined ? level : lower(level, dataset.beaconGranularity);
 }
 
 /** The lower of two levels: what is granted when `asked` is asked of a dataset that allows `allowed`. */
-export function lowerLevel<T extends AccessLevel>(asked: T, allowed: AccessLevel): T | AccessLevel {
-  return ORDER.indexOf(asked) <= ORDER.indexOf(allowed) ? asked : allowed;
-}
+export const lowerLevel = lower;
 
 /** Whether `level` grants at least `wanted`. */
-export const grants = (level: AccessLevel, wanted: AccessLevel): boolean => ORDER.indexOf(level) >= ORDER.indexOf(wanted);
+export const grants = allows;

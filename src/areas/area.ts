@@ -3,6 +3,7 @@
  * schema migrations, its routes, its `repo` commands, and what it shows in `repo list` / `repo check`.
  */
 import type { Command } from 'commander';
+import type { AccessPolicyHolder } from '../access/holder.js';
 import type { ServerConfig } from '../config.js';
 import type { Route } from '../http/router.js';
 import type { Migration } from '../registry/migrations.js';
@@ -14,6 +15,11 @@ export interface AppContext {
   config: ServerConfig;
   /** The worker threads large replies are built in (undefined with `--page-workers 0`: on the main thread). */
   pageWorkers?: PageWorkerPool;
+  /**
+   * The access policy in force. The HTTP layer resolves each request's caller under it; dataset-scoped
+   * ids and dataset listings apply it through access/request-access.ts.
+   */
+  access: AccessPolicyHolder;
   /** The names of the areas this server serves, in order. */
   areaNames: string[];
   /** Registers cleanup to run when the server stops (open files, timers). */

@@ -15,9 +15,9 @@ export type CorsOrigins = '*' | readonly string[];
  * file by range checks what it got (Content-Range) and whether ranges are served; a client that was
  * told to slow down reads when to come back.
  */
-const EXPOSED = 'Content-Range, Content-Length, Accept-Ranges, Retry-After';
-/** Asked for in a preflight when it names none: a JSON body and a byte range. */
-const DEFAULT_ALLOWED_HEADERS = 'Content-Type, Range';
+const EXPOSED = 'Content-Range, Content-Length, Accept-Ranges, Retry-After, WWW-Authenticate';
+/** Allowed in a preflight that names none: a JSON body, a byte range, and the caller's credentials (docs/access.md). */
+const DEFAULT_ALLOWED_HEADERS = 'Content-Type, Range, Authorization, GA4GH-Passport';
 
 /** `--cors-origin`'s text: `*`, or comma-separated origins (`scheme://host[:port]`, nothing after). */
 export function parseCorsOrigins(text: string): CorsOrigins {

@@ -46,6 +46,11 @@ export interface Route {
    */
   ownQuery?: boolean;
   /**
+   * Requests that carry their own authority (htsget's signed data URLs, bound to a ticket granted
+   * earlier): no caller is resolved, credentials are not looked at, and ids resolve as without a policy.
+   */
+  signedAccess?: boolean;
+  /**
    * Called instead of the generic error reply when the body cannot be read at all (not JSON, wrong
    * content type, too large): for routes that must record or answer such requests in their own way.
    */

@@ -6,6 +6,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ANONYMOUS, callerInLog, loggable, type Caller } from '../access/callers.js';
+import type { AccessSnapshot } from '../access/holder.js';
+import { runWithAccess, type RequestAccess } from '../access/request-access.js';
+import { OPEN_RESOLVER } from '../access/resolve-caller.js';
+import { INVALID_TOKEN_CHALLENGE } from '../access/tokens.js';
 import type { ServerConfig } from '../config.js';
 import { GAException } from '../protocol/errors.js';
 import { writeError, writeRecord, writeSearchPage, type ContentCoding, type JsonSink, type Reply } from '../protocol/reply.js';
@@ -90,8 +95,8 @@ function guessForm(input: unknown): NamingForm {
 }
 
 /**
- * The query parameters as an object, without `key` (an API key the Python client adds to every
- * request; accepted and ignored, since this server checks no keys). A parameter given twice is a 400.
+ * The query parameters as an object, without `key` (an API key, as the Python client adds it to every
+ * request: the caller resolver reads it). A parameter given twice is a 400.
  */
 function queryObject(pairs: Array<[string, string]>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -134,7 +139,36 @@ function stopWhenGone(res: http.ServerResponse, sink: JsonSink): JsonSink {
   };
 }
 
-export function createHttpHandler(routes: Route[], config: ServerConfig, streams = streamSlotsOf(config.limits)) {
+/** The request's URL for the log: an API key in its query (`key=`) is a credential, never written. */
+const urlInLog = (req: http.IncomingMessage) => (req.url ?? '').replace(/([?&]key=)[^&]*/g, '$1-');
+
+/** The access policy in force, taken once per request (AccessPolicyHolder); absent: every dataset open. */
+export interface AccessSource {
+  current(): AccessSnapshot;
+}
+
+const OPEN_SNAPSHOT: AccessSnapshot = Object.freeze({ policy: null, resolver: OPEN_RESOLVER, loadedAt: new Date(0) });
+const OPEN_ACCESS: AccessSource = { current: () => OPEN_SNAPSHOT };
+
+/**
+ * The caller of a request under the policy in force, resolved once: refused credentials are a 401
+ * with the bearer challenge, and the reason goes to the log (never the credentials).
+ */
+async function callerOf(req: http.IncomingMessage, pairs: Array<[string, string]>, snapshot: AccessSnapshot): Promise<Caller> {
+  const queryKeys = pairs.filter(([k]) => k === 'key').map(([, v]) => v);
+  const resolution = await snapshot.resolver.resolve({ headers: req.headers, queryKeys });
+  if (!resolution.ok) {
+    const error = new GAException('invalidCredentials', 'the credentials of the request do not verify');
+    error.logDetail = `credentials refused: ${loggable(resolution.refused.reason)}`;
+    throw error;
+  }
+  if (resolution.ignoredVisas.length) {
+    console.error(`${req.method} ${urlInLog(req)}: visas that do not count for ${callerInLog(resolution.caller)}: ${resolution.ignoredVisas.map(loggable).join('; ')}`);
+  }
+  return resolution.caller;
+}
+
+export function createHttpHandler(routes: Route[], config: ServerConfig, streams = streamSlotsOf(config.limits), access: AccessSource = OPEN_ACCESS) {
   const router = buildRouter(routes);
   const slices = new SliceQueue();
   const { ratePerSecond, rateBurst } = config.limits;
@@ -222,6 +256,7 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
     let request: MessageDesc | undefined;
     let matched: Route | undefined;
     let bytes = 0;
+    let requestAccess: RequestAccess | undefined;
     cors?.apply(req, res);
     try {
       // Split by hand: a URL object per request measured as a visible share of small requests.
@@ -253,6 +288,9 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       const { route, params } = match;
       matched = route;
       request = route.request;
+      // One snapshot for the whole request: a reload meanwhile does not change what it sees.
+      const snapshot = route.signedAccess ? OPEN_SNAPSHOT : access.current();
+      requestAccess = { snapshot, caller: route.signedAccess ? ANONYMOUS : await callerOf(req, pairs, snapshot), datasets: new Set() };
       const remote = { address, userAgent: String(req.headers['user-agent'] ?? ''), host: req.headers.host };
       let input: unknown = {};
       if (method === 'POST') {
@@ -283,8 +321,8 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       // Negotiated before the handler runs: a page compressed ahead of its request is one in this coding.
       const coding = req.method === 'HEAD' ? undefined : chooseCoding(req.headers['accept-encoding'], config.compression);
       const head = req.method === 'HEAD';
-      const reply = await route.handle({ params, body, form, coding, remote, headers: req.headers, query: pairs, head });
-      bytes = await writeReply(res, reply, form, coding, head);
+      const routeInput = { params, body, form, coding, remote, headers: req.headers, query: pairs, head };
+      bytes = await runWithAccess(requestAccess, async () => writeReply(res, await route.handle(routeInput), form, coding, head));
     } catch (err) {
       if (err instanceof ClientWentAway) {
         // Nothing to answer and no fault of the server: only the access log (info level) tells of it.
@@ -296,21 +334,22 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
       let logged = true;
       if (err instanceof GAException) {
         error = err;
-        if (err.logDetail !== undefined) console.error(`${req.method} ${req.url} answered ${err.status}: ${err.logDetail}`);
+        if (err.logDetail !== undefined) console.error(`${req.method} ${urlInLog(req)} answered ${err.status}: ${err.logDetail}`);
         else logged = false;
       } else if (err instanceof TemporarilyUnavailable) {
         error = GAException.retryLater('unavailable', err.message, err.retryAfterSeconds);
         logged = false;
       } else {
-        console.error(`internal error on ${req.method} ${req.url}:`, err);
+        console.error(`internal error on ${req.method} ${urlInLog(req)}:`, err);
         error = new GAException('internal', 'internal server error; the fault is logged');
       }
       if (res.headersSent) {
         // The client sees only a connection closed early; the log says why.
-        if (!logged) console.error(`${req.method} ${req.url} was cut short after its headers: ${error.message}`);
+        if (!logged) console.error(`${req.method} ${urlInLog(req)} was cut short after its headers: ${error.message}`);
         res.destroy();
       } else {
         if (error.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(error.retryAfterSeconds));
+        if (error.kind === 'invalidCredentials') res.setHeader('www-authenticate', INVALID_TOKEN_CHALLENGE);
         const { contentType, body } = matched?.writeError?.(error) ?? { contentType: JSON_TYPE, body: writeError(inRequestForm(error, request, form), form) };
         bytes = sendAsIs(res, error.status, { 'content-type': contentType }, [body], Buffer.byteLength(body));
       }
@@ -320,15 +359,18 @@ export function createHttpHandler(routes: Route[], config: ServerConfig, streams
         const client = req.socket.remoteAddress ?? '-';
         const outcome = clientGone ? 'client-went-away' : res.statusCode;
         const sent = req.method === 'HEAD' ? 0 : bytes; // node:http leaves a HEAD reply's body out
-        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${req.url} ${outcome} ${sent}B ${ms.toFixed(1)}ms\n`);
+        // Who read what: the caller (issuer#subject, key:NAME, or -) and the datasets the request reached.
+        const who = requestAccess ? callerInLog(requestAccess.caller) : '-';
+        const datasets = requestAccess?.datasets.size ? [...requestAccess.datasets].map(loggable).join(',') : '-';
+        process.stderr.write(`${new Date().toISOString()} ${client} ${req.method} ${urlInLog(req)} ${outcome} ${sent}B ${ms.toFixed(1)}ms ${who} ${datasets}\n`);
       }
     }
   };
 }
 
 /** `streams`: the slots of large responses, when others watch them too (the page workers). */
-export function startHttpServer(routes: Route[], config: ServerConfig, streams?: StreamSlots): Promise<RunningServer> {
-  const handler = createHttpHandler(routes, config, streams);
+export function startHttpServer(routes: Route[], config: ServerConfig, streams?: StreamSlots, access?: AccessSource): Promise<RunningServer> {
+  const handler = createHttpHandler(routes, config, streams, access);
   const { limits } = config;
   const server = http.createServer(
     {

@@ -9,6 +9,8 @@ export const ErrorKind = {
   invalidPageToken: { code: 4, status: 400 },
   missingField: { code: 5, status: 400 },
   duplicateField: { code: 6, status: 400 },
+  /** Credentials that do not verify (an expired token, an unknown key): never taken for anonymous. */
+  invalidCredentials: { code: 7, status: 401 },
   notFound: { code: 10, status: 404 },
   noSuchPath: { code: 11, status: 404 },
   methodNotAllowed: { code: 12, status: 405 },

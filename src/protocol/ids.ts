@@ -2,7 +2,8 @@
  * Ids are the URL-safe base64 (no padding) of the compact UTF-8 JSON of an array of local names, e.g.
  * a reference is `["NCBI37","1"]`. They decode without shared state, so any replica resolves any id.
  */
-import { notFound } from './errors.js';
+import { mayHave, NO_DATASET } from '../access/request-access.js';
+import { GAException, notFound } from './errors.js';
 
 export interface IdKind {
   /** What the id names, for messages: "reference set". */
@@ -11,12 +12,14 @@ export interface IdKind {
   readonly parts: number;
   /** The area's tag, when the array's second name is one (`["ds","vs","name"]`): ids of other kinds are 404. */
   readonly tag?: string;
+  /** Belongs to no dataset (reference sets are shared): no access policy applies to it. */
+  readonly global?: true;
 }
 
 export const IdKinds = {
   dataset: { label: 'dataset', parts: 1 },
-  referenceSet: { label: 'reference set', parts: 1 },
-  reference: { label: 'reference', parts: 2 },
+  referenceSet: { label: 'reference set', parts: 1, global: true },
+  reference: { label: 'reference', parts: 2, global: true },
   variantSet: { label: 'variant set', parts: 3, tag: 'vs' },
   callSet: { label: 'call set', parts: 4, tag: 'vs' },
   variant: { label: 'variant', parts: 6, tag: 'vs' },
@@ -97,6 +100,11 @@ const DECODED_LONGEST = 256;
 export function decodeId(id: string, kind: IdKind): readonly string[] {
   const names = namesOfId(id, kind);
   if (names === undefined) throw notFound(kind.label, id);
+  // Where every dataset-scoped id is resolved, before any registry or file read: records of a dataset
+  // below `record` for the request's caller do not exist for them, so the id must answer what an
+  // unknown id answers, body and time alike (a 403 would tell a dataset the registry holds from one it
+  // does not). It is resolved into a dataset that cannot exist, whose lookup finds nothing.
+  if (!kind.global && !mayHave(names[0], 'record')) return [NO_DATASET, ...names.slice(1)];
   return names;
 }
 
@@ -105,6 +113,8 @@ export function decodeId(id: string, kind: IdKind): readonly string[] {
  * an id of nothing here (a foreign IRI, another kind's id) matches nothing rather than being a 404.
  */
 export function namesOfId(id: string, kind: IdKind): readonly string[] | undefined {
+  // Not checked against the access policy: callers match what it names only inside a scope decided
+  // already (a set whose id decodeId resolved, the datasets Beacon reached).
   const names = decoded.get(id) ?? decodeNames(id);
   return names !== undefined && names.length === kind.parts && (kind.tag === undefined || names[1] === kind.tag) ? names : undefined;
 }
@@ -130,4 +140,21 @@ function decodeNames(id: string): readonly string[] | undefined {
     decoded.set(id, Object.freeze(names));
   }
   return names;
+}
+
+/**
+ * Decodes ids on the thread answering the request, before work is handed to the page workers: those
+ * threads run outside the request's access context, so the caller's access to the datasets the ids
+ * name is decided here (an id of a dataset they may not read answers what an unknown id answers).
+ * What is not a string is left for the work itself to report. `field`: the request's field the ids
+ * are in, named by the 404 as the work names it for an id of nothing registered.
+ */
+export function checkedBeforeHandOff(ids: ReadonlyArray<unknown>, kind: IdKind, field?: string): void {
+  for (const id of ids) {
+    // Not an id of this kind: the work answers it as it does without a policy.
+    const names = typeof id === 'string' ? namesOfId(id, kind) : undefined;
+    if (names === undefined || kind.global || mayHave(names[0], 'record')) continue;
+    const error = notFound(kind.label, id as string);
+    throw field ? new GAException('notFound', `${error.message} (field '${field}')`) : error;
+  }
 }

@@ -247,12 +247,12 @@ export function buildOpenApiDocument(areaRoutes: AreaRoutes[]): OpenApiBuild {
           content: { 'application/json': { schema: schemas.ref(request), example: exampleOf(request) } },
         };
       }
-      // Accepted on every endpoint and ignored until keys are configured (the Python client always sends it).
+      // Accepted on every endpoint (the Python client always sends it): a key of the access policy, or ignored without one.
       parameters.push({
         name: 'key',
         in: 'query',
         required: false,
-        description: 'an API key; accepted and ignored by this server',
+        description: 'an API key of the access policy (docs/access.md); ignored when the server runs without one',
         schema: { type: 'string' },
       });
       operation.parameters = parameters;
@@ -270,6 +270,7 @@ export function buildOpenApiDocument(areaRoutes: AreaRoutes[]): OpenApiBuild {
       if (parameters.some((p) => p.in === 'path') || request?.fields.some((f) => /Id$/.test(f.camel))) {
         responses['404'] = errorResponse('no record with that id');
       }
+      responses['401'] = errorResponse('the credentials given do not verify (WWW-Authenticate: Bearer error="invalid_token"); without credentials a caller is anonymous, never refused');
       responses.default = errorResponse('any other error (see the errorCode table)');
       operation.responses = responses;
       (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
@@ -287,10 +288,19 @@ export function buildOpenApiDocument(areaRoutes: AreaRoutes[]): OpenApiBuild {
     servers: [{ url: '/' }, { url: VERSION_PREFIX }],
     tags: areaRoutes.filter((a) => a.routes.length).map((a) => ({ name: a.area })),
     paths,
-    components: { schemas: schemas.components },
+    components: { schemas: schemas.components, securitySchemes: SECURITY_SCHEMES },
+    // Every scheme is optional: an anonymous caller sees what the access policy gives anyone.
+    security: [{}, { bearer: [] }, { bearer: [], passport: [] }, { passport: [] }, { apiKey: [] }],
   };
   return { document, problems };
 }
+
+/** How a caller says who they are (docs/access.md, "Who the caller is"). */
+const SECURITY_SCHEMES = {
+  bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT, or an API key of the access policy', description: 'an access token of a trusted issuer, a passport JWT, or an API key' },
+  passport: { type: 'apiKey', in: 'header', name: 'GA4GH-Passport', description: 'GA4GH Passport visas beside the access token: a passport JWT or a list of visa JWTs' },
+  apiKey: { type: 'apiKey', in: 'query', name: 'key', description: 'an API key of the access policy' },
+};
 
 function defaultSummary(route: Route, response: MessageDesc | undefined, request: MessageDesc | undefined): string {
   const segments = segmentsOf(route.path);

@@ -3,6 +3,7 @@
  * variant annotation set beside its variant set. `repo add-variantset` registers the set (plan.ts);
  * this area serves it and lists it.
  */
+import { checkedBeforeHandOff, IdKinds } from '../../protocol/ids.js';
 import { pageReply, recordReply, streamReply } from '../../protocol/reply.js';
 import type { Area } from '../area.js';
 import type { AnalysisRecord } from './messages.js';
@@ -34,7 +35,10 @@ export const annotationsArea: Area = {
         method: 'POST',
         path: '/variantannotations/search',
         request: SearchVariantAnnotationsRequest,
-        handle: async ({ body, form, coding }) => (workers ? workers.run('searchAnnotations', body, form, coding) : streamReply(await service.searchAnnotations(body))),
+        handle: async ({ body, form, coding }) => {
+          checkedBeforeHandOff([body.variantAnnotationSetId], IdKinds.variantAnnotationSet);
+          return workers ? workers.run('searchAnnotations', body, form, coding) : streamReply(await service.searchAnnotations(body));
+        },
       },
     ];
   },

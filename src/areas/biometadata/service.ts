@@ -1,4 +1,5 @@
 /** Individuals and biosamples: searches and gets, as typed records. */
+import { readableRows } from '../../access/request-access.js';
 import { notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
@@ -52,7 +53,8 @@ export function biometadataService(registry: Registry, limits: PagingLimits) {
       const { pageSize, fingerprint, after } = keysetCursor('individuals', request, limits, isPosition);
       // Without a datasetId, the individuals of every dataset.
       const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
-      const rows = await listIndividuals(registry, { datasetName, name: request.name }, after, pageSize + 1);
+      // Only the rows of datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listIndividuals(registry, { datasetName, name: request.name }, from, limit), after, pageSize, (r) => r.dataset_name, positionOf);
       return keysetPage(rows, pageSize, fingerprint, toIndividualRecord, positionOf);
     },
 
@@ -76,7 +78,8 @@ export function biometadataService(registry: Registry, limits: PagingLimits) {
         datasetName = individualDataset;
         individualName = name;
       }
-      const rows = await listBiosamples(registry, { datasetName, name: request.name, individualName }, after, pageSize + 1);
+      // Only the rows of datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listBiosamples(registry, { datasetName, name: request.name, individualName }, from, limit), after, pageSize, (r) => r.dataset_name, positionOf);
       return keysetPage(rows, pageSize, fingerprint, toBiosampleRecord, positionOf);
     },
 

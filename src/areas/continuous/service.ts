@@ -1,4 +1,5 @@
 /** Continuous sets and continuous data: searches and gets, as typed records. */
+import { readableRows } from '../../access/request-access.js';
 import { GAException, invalid, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
 import { isNonNegativeInteger, isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
@@ -58,8 +59,10 @@ export function continuousService(registry: Registry, limits: PagingLimits) {
     async searchSets(request: { datasetId?: string } & PageQuery): Promise<SearchPage<ContinuousSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('continuoussets', request, limits, isSetPosition);
       const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
-      const rows = await listContinuousSets(registry, datasetName, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, toContinuousSetRecord, (r): SetPosition => [r.dataset_name, r.name]);
+      const setPosition = (r: { dataset_name: string; name: string }): SetPosition => [r.dataset_name, r.name];
+      // Only the rows of datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listContinuousSets(registry, datasetName, from, limit), after, pageSize, (r) => r.dataset_name, setPosition);
+      return keysetPage(rows, pageSize, fingerprint, toContinuousSetRecord, setPosition);
     },
 
     getSet: async (id: string) => toContinuousSetRecord(await setNamed(id)),

@@ -1,4 +1,5 @@
 /** Datasets: search and get, as typed records. */
+import { readableRows } from '../../access/request-access.js';
 import type { AttributesRecord } from '../../protocol/common.js';
 import type { PagingLimits } from '../../protocol/paging.js';
 import { isString, keysetCursor, type PageQuery } from '../../protocol/paging.js';
@@ -22,7 +23,8 @@ export function datasetService(registry: Registry, limits: PagingLimits) {
   return {
     async search(request: PageQuery): Promise<SearchPage<DatasetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('datasets', request, limits, isString);
-      const rows = await listDatasets(registry, after, pageSize + 1);
+      // Only the datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listDatasets(registry, from, limit), after, pageSize, (r) => r.name, (r) => r.name);
       return keysetPage(rows, pageSize, fingerprint, toRecord, (r) => r.name);
     },
 

@@ -1,4 +1,5 @@
 /** Feature sets and features: searches and gets, as typed records. */
+import { readableRows } from '../../access/request-access.js';
 import { attributesOf, type AttributesRecord } from '../../protocol/common.js';
 import { GAException, invalid, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, idEncoder, IdKinds } from '../../protocol/ids.js';
@@ -153,8 +154,10 @@ export function featureService(registry: Registry, limits: PagingLimits, registr
     async searchSets(request: { datasetId?: string } & PageQuery): Promise<SearchPage<FeatureSetRecord>> {
       const { pageSize, fingerprint, after } = keysetCursor('featuresets', request, limits, isSetPosition);
       const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
-      const rows = await listFeatureSets(registry, datasetName, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, toFeatureSetRecord, (r): SetPosition => [r.dataset_name, r.name]);
+      const setPosition = (r: { dataset_name: string; name: string }): SetPosition => [r.dataset_name, r.name];
+      // Only the rows of datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listFeatureSets(registry, datasetName, from, limit), after, pageSize, (r) => r.dataset_name, setPosition);
+      return keysetPage(rows, pageSize, fingerprint, toFeatureSetRecord, setPosition);
     },
 
     getSet: async (id: string) => toFeatureSetRecord(await setNamed(id)),

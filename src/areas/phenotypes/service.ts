@@ -4,6 +4,7 @@
  * (patterns, ontology terms with their subclasses) are tested here on each row, and a page ends once
  * it holds pageSize records (plus one, to know whether more follow).
  */
+import { readableRows } from '../../access/request-access.js';
 import { GAException, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds, namesOfId } from '../../protocol/ids.js';
 import { isString, keysetCursor, type PageQuery, type PagingLimits } from '../../protocol/paging.js';
@@ -183,8 +184,10 @@ export function phenotypeService(registry: Registry, limits: PagingLimits, cache
       const { pageSize, fingerprint, after } = keysetCursor('phenotypeassociationsets', request, limits, isSetPosition);
       // Without a datasetId, the sets of every dataset.
       const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
-      const rows = await listPhenotypeSets(registry, datasetName, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, toPhenotypeSetRecord, (r): SetPosition => [r.dataset_name, r.name]);
+      const setPosition = (r: { dataset_name: string; name: string }): SetPosition => [r.dataset_name, r.name];
+      // Only the rows of datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listPhenotypeSets(registry, datasetName, from, limit), after, pageSize, (r) => r.dataset_name, setPosition);
+      return keysetPage(rows, pageSize, fingerprint, toPhenotypeSetRecord, setPosition);
     },
 
     async searchPhenotypes(request: PhenotypesQuery): Promise<SearchPage<PhenotypeInstanceRecord>> {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { checkedBeforeHandOff, IdKinds } from '../../protocol/ids.js';
 import { pageReply, recordReply, streamReply, type ContentCoding, type Reply } from '../../protocol/reply.js';
 import type { NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext } from '../area.js';
@@ -29,6 +30,8 @@ export const readsArea: Area = {
      * this one; streamed from the main thread in slices when there is no page worker.
      */
     const searchReads = async (body: SearchReadsQuery, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> => {
+      // Page workers run outside the request's access context: its ids are checked here first.
+      checkedBeforeHandOff(body.readGroupIds ?? [], IdKinds.readGroup, 'readGroupIds');
       if (workers && !(await service.quickPage(body, MAIN_THREAD_MAX_READS))) return workers.run('searchReads', body, form, coding);
       return streamReply(await service.searchReads(body));
     };

@@ -1,4 +1,5 @@
 /** RNA quantification sets, quantifications and expression levels: searches and gets, as typed records. */
+import { readableRows } from '../../access/request-access.js';
 import { attributesOf, type AttributesRecord } from '../../protocol/common.js';
 import { GAException, notFound } from '../../protocol/errors.js';
 import { decodeId, encodeId, IdKinds } from '../../protocol/ids.js';
@@ -110,8 +111,10 @@ export function rnaService(registry: Registry, limits: PagingLimits) {
       const { pageSize, fingerprint, after } = keysetCursor('rnaquantificationsets', request, limits, isSetPosition);
       // Without a datasetId, the sets of every dataset.
       const datasetName = request.datasetId !== undefined ? await datasetNameOf(registry, request.datasetId) : undefined;
-      const rows = await listQuantificationSets(registry, datasetName, after, pageSize + 1);
-      return keysetPage(rows, pageSize, fingerprint, toQuantificationSetRecord, (r): SetPosition => [r.dataset_name, r.name]);
+      const setPosition = (r: { dataset_name: string; name: string }): SetPosition => [r.dataset_name, r.name];
+      // Only the rows of datasets the caller may read records of.
+      const rows = await readableRows((from, limit) => listQuantificationSets(registry, datasetName, from, limit), after, pageSize, (r) => r.dataset_name, setPosition);
+      return keysetPage(rows, pageSize, fingerprint, toQuantificationSetRecord, setPosition);
     },
 
     getSet: async (id: string) => toQuantificationSetRecord(await setNamed(id)),

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action, say } from '../../cli/output.js';
+import { checkedBeforeHandOff, IdKinds } from '../../protocol/ids.js';
 import { pageReply, recordReply, streamReply, type ContentCoding, type Reply } from '../../protocol/reply.js';
 import type { NamingForm } from '../../protocol/schema.js';
 import type { Area, CommandContext, InventoryValue } from '../area.js';
@@ -35,8 +36,11 @@ export const variantsArea: Area = {
      * client that takes gzip or br, while the client reads this one. Without page workers: streamed
      * from the main thread in slices.
      */
-    const searchVariants = async (body: SearchVariantsQuery, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> =>
-      workers ? workers.run('searchVariants', body, form, coding) : streamReply(await service.searchVariants(body));
+    const searchVariants = async (body: SearchVariantsQuery, form: NamingForm, coding: ContentCoding | undefined): Promise<Reply> => {
+      // Page workers run outside the request's access context: its ids are checked here first.
+      checkedBeforeHandOff([body.variantSetId], IdKinds.variantSet);
+      return workers ? workers.run('searchVariants', body, form, coding) : streamReply(await service.searchVariants(body));
+    };
     return [
       {
         method: 'POST',
@@ -69,8 +73,10 @@ export const variantsArea: Area = {
       {
         method: 'GET',
         path: '/variants/{id}',
-        handle: async ({ params, form }) =>
-          workers ? workers.run('getVariant', params.id, form) : streamReply(await service.getVariant(params.id)),
+        handle: async ({ params, form }) => {
+          checkedBeforeHandOff([params.id], IdKinds.variant);
+          return workers ? workers.run('getVariant', params.id, form) : streamReply(await service.getVariant(params.id));
+        },
       },
     ];
   },

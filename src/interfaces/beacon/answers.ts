@@ -5,7 +5,6 @@
  * its datasets through the access decision first (datasets.ts), then reads them, and answers one
  * result set per dataset at the granularity granted for it.
  */
-import { ANONYMOUS } from '../../access/decision.js';
 import { IdKinds, namesOfId } from '../../protocol/ids.js';
 import type { Reply } from '../../protocol/reply.js';
 import type { Registry } from '../../registry/registry.js';
@@ -96,12 +95,12 @@ export class BeaconAnswers {
   /** The datasets an endpoint reaches: the one its entry belongs to, else those the request names (every one). */
   private async reach(request: BeaconRequest, origin: Origin, type: EntryTypeId): Promise<Reach> {
     if (origin.kind === 'all') {
-      const reached = await this.datasets.reached(ANONYMOUS, request.requestedGranularity, request.datasetIds);
+      const reached = await this.datasets.reached(request.requestedGranularity, request.datasetIds);
       return { datasets: reached.datasets, warnings: reached.unknownIds.length ? { unknownDatasetIds: reached.unknownIds } : {} };
     }
     const entryType = origin.kind === 'from' ? origin.type : type;
     const name = this.datasetOfId(entryType, origin.id);
-    const dataset = name === undefined ? undefined : await this.datasets.one(ANONYMOUS, request.requestedGranularity, name);
+    const dataset = name === undefined ? undefined : await this.datasets.one(request.requestedGranularity, name);
     if (!dataset) throw notFound(`no ${LABEL[entryType]} with id '${origin.id}'`);
     return { datasets: [dataset], warnings: {} };
   }
@@ -241,7 +240,7 @@ export class BeaconAnswers {
   /** The datasets as a collection (beaconCollectionsResponse), or only whether they exist and how many. */
   async datasetCollection(request: BeaconRequest, id?: string): Promise<Reply> {
     if (request.filters.length) throw badRequest(`filters: datasets are not filtered; ask ${ENTRY_TYPES.individual.path} or ${ENTRY_TYPES.biosample.path} with filters and datasetIds`);
-    const reached = await this.datasets.reached(ANONYMOUS, 'record', id === undefined ? request.datasetIds : [id]);
+    const reached = await this.datasets.reached('record', id === undefined ? request.datasetIds : [id]);
     if (id !== undefined && reached.datasets.length === 0) throw notFound(`no dataset '${id}'`);
     const rows = reached.datasets.map((d) => d.row);
     const { skip, limit } = request.pagination;
@@ -259,7 +258,7 @@ export class BeaconAnswers {
 
   /** What the records of the datasets a caller may see can be filtered on (`/beacon/filtering_terms`), of some entry types. */
   async filteringTerms(scopes: Scope[]): Promise<Reply> {
-    const reached = await this.datasets.reached(ANONYMOUS, 'boolean');
+    const reached = await this.datasets.reached('boolean');
     const entries = await Promise.all(reached.datasets.map((d) => this.bio.of(d.row.name)));
     const { terms, fields } = filterableOf(entries, scopes);
     const filteringTerms: Array<Record<string, unknown>> = [];

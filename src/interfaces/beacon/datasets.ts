@@ -1,10 +1,12 @@
 /**
  * The datasets a request reaches, each with the granularity granted for it: the lower of what was
- * asked and what the access decision allows this caller. The decision is asked once per dataset per
+ * asked and what the access decision allows the request's caller (the level the access policy gives
+ * them, capped by the dataset's Beacon granularity). The decision is asked once per dataset per
  * request, here, before anything of the dataset is read; a dataset it answers `none` for does not
  * exist for the caller. A Beacon dataset's id is the dataset's name.
  */
-import { accessLevel, lowerLevel, type Caller } from '../../access/decision.js';
+import { lowerLevel } from '../../access/decision.js';
+import { levelInRequest } from '../../access/request-access.js';
 import type { BeaconGranularity, DatasetRow } from '../../areas/datasets/store.js';
 import { listDatasets } from '../../areas/datasets/store.js';
 import type { AttributesRecord } from '../../protocol/common.js';
@@ -36,13 +38,13 @@ export class BeaconDatasets {
     return this.rows.get('', () => listDatasets(this.registry, undefined, Number.MAX_SAFE_INTEGER)) as Promise<DatasetRow[]>;
   }
 
-  /** The datasets `ids` names (every one when undefined) that `caller` may see, with what is granted of each. */
-  async reached(caller: Caller, requested: BeaconGranularity, ids?: string[]): Promise<Reached> {
+  /** The datasets `ids` names (every one when undefined) that the request's caller may see, with what is granted of each. */
+  async reached(requested: BeaconGranularity, ids?: string[]): Promise<Reached> {
     const rows = await this.all();
     const wanted = ids === undefined ? rows : rows.filter((r) => ids.includes(r.name));
     const datasets: ReachedDataset[] = [];
     for (const row of wanted) {
-      const level = accessLevel({ name: row.name, beaconGranularity: row.beacon_granularity }, caller);
+      const level = levelInRequest({ name: row.name, beaconGranularity: row.beacon_granularity });
       if (level === 'none') continue;
       datasets.push({ row, granted: lowerLevel(requested, level) as BeaconGranularity });
     }
@@ -50,9 +52,9 @@ export class BeaconDatasets {
     return { datasets, unknownIds: (ids ?? []).filter((id) => !seen.has(id)) };
   }
 
-  /** One dataset by its Beacon id, when the caller may see it. */
-  async one(caller: Caller, requested: BeaconGranularity, id: string): Promise<ReachedDataset | undefined> {
-    return (await this.reached(caller, requested, [id])).datasets[0];
+  /** One dataset by its Beacon id, when the request's caller may see it. */
+  async one(requested: BeaconGranularity, id: string): Promise<ReachedDataset | undefined> {
+    return (await this.reached(requested, [id])).datasets[0];
   }
 }
 

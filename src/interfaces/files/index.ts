@@ -14,6 +14,7 @@ import { getReferenceSetRow, holdsSequence, type ReferenceSetRow } from '../../a
 import { fileBytesReply, sizeOf } from '../../file-bytes.js';
 import type { Route, RouteInput } from '../../http/router.js';
 import { GAException, notFound } from '../../protocol/errors.js';
+import { mayHave } from '../../access/request-access.js';
 import { decodeId, IdKinds } from '../../protocol/ids.js';
 import type { Reply } from '../../protocol/reply.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -68,6 +69,8 @@ export function filesRoutes({ registry, config }: AppContext): Route[] {
     const [datasetName, , name] = decodeId(id, IdKinds.continuousSet);
     const set = await continuousSets.get(id, () => getContinuousSet(registry, datasetName, name));
     if (!set) throw notFound('continuous set', id);
+    // The file's bytes are the dataset's data: record (which decodeId checked) is not enough.
+    if (!mayHave(datasetName, 'data')) throw new GAException('forbidden', `the caller may not have the bigWig file of continuous set '${id}' (level data needed)`);
     return registeredFile(set.path, input, `the bigWig file of continuous set '${name}'`, BINARY, Number(set.size));
   }
 

@@ -7,7 +7,7 @@ import { GAException, type ErrorKindName } from '../../protocol/errors.js';
 
 /** The error types of the specification, and the status each goes with. */
 const TYPES = {
-  InvalidAuthentication: 'forbidden',
+  InvalidAuthentication: 'invalidCredentials',
   PermissionDenied: 'forbidden',
   NotFound: 'notFound',
   PayloadTooLarge: 'bodyTooLarge',
@@ -40,6 +40,8 @@ function typeOf(error: GAException): string {
       return 'PayloadTooLarge';
     case 'forbidden':
       return 'PermissionDenied';
+    case 'invalidCredentials':
+      return 'InvalidAuthentication';
     case 'rangeNotSatisfiable':
       return 'InvalidRange';
     case 'methodNotAllowed':

@@ -87,6 +87,8 @@ export function htsgetRoutes({ registry, config }: AppContext): Route[] {
       method: 'GET',
       path: DATA_PATH + '/{set}/{format}/{file}',
       ownQuery: true,
+      // The signature, bound to the ticket's file and ranges, is the authority: tools fetch without the caller's token.
+      signedAccess: true,
       handle: ({ params, query, headers }) => dataReply(sets, signer, params, parametersOf(query), typeof headers.range === 'string' ? headers.range : undefined),
     },
   ];

@@ -5,6 +5,7 @@
  * `{id}` is the set's 0.6.0a10 id, `DATASET/NAME` (the first `/` ends the dataset), or a bare `NAME`
  * while exactly one dataset holds a set of that name.
  */
+import { mayHave } from '../../access/request-access.js';
 import { GAException } from '../../protocol/errors.js';
 import { decodeId, IdKinds } from '../../protocol/ids.js';
 import { RegistryCache } from '../../registry/cache.js';
@@ -59,11 +60,18 @@ export class ServedSets {
     this.cache = new RegistryCache(cacheMs);
   }
 
-  /** The set an htsget id names; NotFound when none does. */
+  /**
+   * The set an htsget id names; NotFound when none does, or when the caller may not read its
+   * dataset's records (decided before the set is looked up); PermissionDenied when they may read its
+   * records but not have its data (level `data`).
+   */
   async resolve(datatype: Datatype, id: string): Promise<ServedSet> {
     for (const [datasetName, name] of await this.candidates(datatype, id)) {
+      if (!mayHave(datasetName, 'record')) continue;
       const set = await this.get(datatype, datasetName, name);
-      if (set) return set;
+      if (!set) continue;
+      if (!mayHave(datasetName, 'data')) throw new HtsgetError('PermissionDenied', `the caller may not have the data of ${LABEL[datatype]} '${id}' (level data needed)`);
+      return set;
     }
     throw new HtsgetError('NotFound', `no ${LABEL[datatype]} '${id}'`);
   }
@@ -88,10 +96,12 @@ export class ServedSets {
     const datasets = datatype === 'reads'
       ? (await listReadGroupSets(this.registry, { name: id }, undefined)).map((s) => s.dataset_name)
       : (await listVariantSets(this.registry, undefined, undefined)).filter((s) => s.name === id).map((s) => s.dataset_name);
-    if (datasets.length > 1) {
-      throw new HtsgetError('NotFound', `datasets ${datasets.join(', ')} each hold a ${LABEL[datatype]} named '${id}'; name it as DATASET/${id}`);
+    // Datasets whose records the caller may not read are not among those named.
+    const visible = datasets.filter((d) => mayHave(d, 'record'));
+    if (visible.length > 1) {
+      throw new HtsgetError('NotFound', `datasets ${visible.join(', ')} each hold a ${LABEL[datatype]} named '${id}'; name it as DATASET/${id}`);
     }
-    return datasets.map((d) => [d, id]);
+    return visible.map((d) => [d, id]);
   }
 
   private async loadReads(datasetName: string, name: string): Promise<ServedSet | undefined> {

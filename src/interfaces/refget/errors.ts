@@ -3,6 +3,8 @@
  * interface answers `{"error": TYPE, "message": WHAT}`, the type as refget names it, the message saying
  * what was wrong and with which parameter or id.
  */
+import { STATUS_CODES } from 'node:http';
+import type { GAException } from '../../protocol/errors.js';
 import type { Reply } from '../../protocol/reply.js';
 
 const TYPES = {
@@ -28,4 +30,10 @@ export class RefgetError extends Error {
 export function errorReply(error: RefgetError): Reply {
   const body = Buffer.from(JSON.stringify({ error: TYPES[error.status], message: error.message }));
   return { kind: 'exact', status: error.status, headers: { 'content-type': 'application/json; charset=utf-8' }, length: body.length, pieces: [body] };
+}
+
+/** An error of the HTTP layer (refused credentials, a rate limit) in refget's form, typed by its status. */
+export function writeRefgetError(error: GAException): { contentType: string; body: string } {
+  const type = TYPES[error.status as RefgetStatus] ?? STATUS_CODES[error.status] ?? 'Error';
+  return { contentType: 'application/json; charset=utf-8', body: JSON.stringify({ error: type, message: error.message }) };
 }

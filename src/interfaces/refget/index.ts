@@ -14,7 +14,7 @@ import { SequenceFiles } from '../../areas/references/sequences.js';
 import type { AppContext } from '../../areas/area.js';
 import type { Route, RouteInput } from '../../http/router.js';
 import type { Reply } from '../../protocol/reply.js';
-import { errorReply, RefgetError } from './errors.js';
+import { errorReply, RefgetError, writeRefgetError } from './errors.js';
 import { ga4ghOf, trunc512Of } from './ids.js';
 import { JSON_MEDIA, negotiate, SEQUENCE_MEDIA, withCharset, type MediaChoice } from './media.js';
 import { basesWanted } from './ranges.js';
@@ -51,7 +51,7 @@ function jsonReply(type: string, document: unknown): Reply {
 
 export function refgetRoutes({ registry, config }: AppContext): Route[] {
   const sequences = refgetSequences(registry, new SequenceFiles(), config.registryCacheMs);
-  return [
+  const routes: Route[] = [
     {
       method: 'GET',
       path: '/refget/sequence/service-info',
@@ -125,4 +125,6 @@ export function refgetRoutes({ registry, config }: AppContext): Route[] {
       }),
     },
   ];
+  // Errors the HTTP layer raises before a route runs (refused credentials, limits) in refget's form too.
+  return routes.map((route) => ({ ...route, writeError: writeRefgetError }));
 }
